@@ -1,0 +1,567 @@
+//! The connector manifest: `<id>.toml`, beside `<id>.wasm` in the plugins folder.
+//!
+//! The manifest is the connector's declaration of everything the host lets it
+//! do: which routes it may fetch (method + URL pattern), how the user's token
+//! is injected, which OAuth scopes are requested (all read-only), and limits.
+//! The host trusts the manifest, not the component: the component only ever
+//! gets what the manifest grants.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use serde::Deserialize;
+
+use super::pattern::UrlPattern;
+
+/// The contract versions this host can run, by major version.
+pub const SUPPORTED_WIT_MAJORS: &[u64] = &[1];
+
+#[derive(Debug, Clone)]
+pub struct Manifest {
+    pub id: String,
+    pub label: String,
+    pub version: String,
+    /// The `quarry:connector` version the component targets, e.g. `1.0.0`.
+    pub wit: String,
+    pub description: String,
+    pub routes: Vec<Route>,
+    pub auth: Auth,
+    pub oauth: Option<OAuth>,
+    pub limits: RequestedLimits,
+    pub settings: Vec<Setting>,
+}
+
+/// What kind of request a route admits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RouteKind {
+    /// GET and HEAD only.
+    Read,
+    /// A search endpoint that takes its question in a POST body.
+    Query,
+    /// A GraphQL endpoint: POST whose body holds exactly one `query` operation.
+    Graphql,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum Method {
+    Get,
+    Head,
+    Post,
+}
+
+impl Method {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Method::Get => "GET",
+            Method::Head => "HEAD",
+            Method::Post => "POST",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Route {
+    pub method: Method,
+    pub url: UrlPattern,
+    pub kind: RouteKind,
+}
+
+impl Route {
+    /// Whether this route admits `method` (HEAD rides along with GET).
+    pub fn admits_method(&self, method: Method) -> bool {
+        self.method == method || (self.method == Method::Get && method == Method::Head)
+    }
+}
+
+/// How the host adds the user's credential to requests.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AuthScheme {
+    /// `Authorization: Bearer <token>`.
+    Bearer,
+    /// `<header>: <token>` (for vendors with their own header).
+    Header(String),
+    /// No credential (public APIs, test plugins).
+    None,
+}
+
+#[derive(Debug, Clone)]
+pub struct Auth {
+    pub scheme: AuthScheme,
+    /// Host patterns that receive the credential. Defaults to the hosts of
+    /// the routes; the token never goes anywhere else.
+    pub hosts: Vec<UrlPattern>,
+}
+
+#[derive(Debug, Clone)]
+pub struct OAuth {
+    pub authorize_url: String,
+    pub token_url: String,
+    pub scopes: Vec<String>,
+    pub revoke: Option<Revoke>,
+}
+
+/// How a token is revoked upstream (RFC 7009 or the vendor's own call).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Revoke {
+    pub url: String,
+    #[serde(default = "default_revoke_method")]
+    pub method: String,
+    /// `form` (RFC 7009: `token=` in a form body), `bearer` (the token as a
+    /// bearer credential, as Slack's `auth.revoke`), or `json` (the token as
+    /// `{"access_token": ..}`, as GitHub's application API).
+    #[serde(default = "default_revoke_style")]
+    pub style: String,
+}
+
+fn default_revoke_method() -> String {
+    "POST".into()
+}
+fn default_revoke_style() -> String {
+    "form".into()
+}
+
+/// Limits a connector asks for; the operator's maxima clamp them.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RequestedLimits {
+    pub max_fetches: Option<u32>,
+    pub max_response_bytes: Option<u64>,
+    pub fetch_timeout_ms: Option<u64>,
+    pub call_timeout_ms: Option<u64>,
+    pub memory_bytes: Option<u64>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Setting {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default)]
+    pub required: bool,
+}
+
+/// The operator's ceilings (and defaults) for every connector.
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields, default)]
+pub struct SandboxLimits {
+    pub max_fetches: u32,
+    pub max_response_bytes: u64,
+    pub fetch_timeout_ms: u64,
+    pub call_timeout_ms: u64,
+    pub memory_bytes: u64,
+}
+
+impl Default for SandboxLimits {
+    fn default() -> Self {
+        SandboxLimits {
+            max_fetches: 16,
+            max_response_bytes: 4 * 1024 * 1024,
+            fetch_timeout_ms: 10_000,
+            call_timeout_ms: 20_000,
+            memory_bytes: 128 * 1024 * 1024,
+        }
+    }
+}
+
+impl SandboxLimits {
+    /// The limits for one connector: what it asked for, never above `self`.
+    pub fn for_connector(&self, asked: &RequestedLimits) -> SandboxLimits {
+        SandboxLimits {
+            max_fetches: asked
+                .max_fetches
+                .map_or(self.max_fetches, |v| v.min(self.max_fetches)),
+            max_response_bytes: clamp(asked.max_response_bytes, self.max_response_bytes),
+            fetch_timeout_ms: clamp(asked.fetch_timeout_ms, self.fetch_timeout_ms),
+            call_timeout_ms: clamp(asked.call_timeout_ms, self.call_timeout_ms),
+            memory_bytes: clamp(asked.memory_bytes, self.memory_bytes),
+        }
+    }
+
+    pub fn fetch_timeout(&self) -> Duration {
+        Duration::from_millis(self.fetch_timeout_ms)
+    }
+
+    pub fn call_timeout(&self) -> Duration {
+        Duration::from_millis(self.call_timeout_ms)
+    }
+}
+
+fn clamp(asked: Option<u64>, ceiling: u64) -> u64 {
+    asked.map_or(ceiling, |v| v.min(ceiling))
+}
+
+// ---- the TOML form -------------------------------------------------------
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawManifest {
+    id: String,
+    label: String,
+    version: String,
+    wit: String,
+    #[serde(default)]
+    description: String,
+    routes: Vec<RawRoute>,
+    #[serde(default)]
+    auth: RawAuth,
+    oauth: Option<RawOAuth>,
+    #[serde(default)]
+    limits: RequestedLimits,
+    #[serde(default)]
+    settings: Vec<Setting>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRoute {
+    method: Method,
+    url: String,
+    #[serde(default = "default_kind")]
+    kind: RouteKind,
+}
+
+fn default_kind() -> RouteKind {
+    RouteKind::Read
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawAuth {
+    /// `bearer` (default), `header`, or `none`.
+    scheme: Option<String>,
+    header: Option<String>,
+    hosts: Option<Vec<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawOAuth {
+    authorize_url: String,
+    token_url: String,
+    #[serde(default)]
+    scopes: Vec<RawScope>,
+    revoke: Option<Revoke>,
+}
+
+/// Every scope must say it is read-only: a manifest cannot request a write
+/// scope by accident, and a reviewer sees the claim next to the name.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawScope {
+    name: String,
+    read_only: bool,
+}
+
+impl Manifest {
+    /// Parses and validates a manifest. Every problem is reported, not just
+    /// the first, so that `quarry connector check` can list them all.
+    pub fn parse(text: &str) -> Result<Manifest> {
+        let raw: RawManifest = toml::from_str(text).context("manifest is not valid TOML")?;
+        let mut problems = Vec::new();
+        let manifest = raw.validate(&mut problems);
+        if !problems.is_empty() {
+            bail!(
+                "manifest has {} problem(s): {}",
+                problems.len(),
+                problems.join("; ")
+            );
+        }
+        Ok(manifest.expect("no problems means a manifest"))
+    }
+
+    /// The major version of the contract this connector targets.
+    pub fn wit_major(&self) -> u64 {
+        self.wit
+            .split('.')
+            .next()
+            .and_then(|m| m.parse().ok())
+            .unwrap_or(0)
+    }
+}
+
+impl RawManifest {
+    fn validate(self, problems: &mut Vec<String>) -> Option<Manifest> {
+        if !is_valid_id(&self.id) {
+            problems.push(format!(
+                "id {:?} must be 1-64 characters of a-z, 0-9, '-' and '_', starting with a letter",
+                self.id
+            ));
+        }
+        if self.label.trim().is_empty() {
+            problems.push("label is empty".into());
+        }
+        match parse_semver_major(&self.wit) {
+            Some(major) if SUPPORTED_WIT_MAJORS.contains(&major) => {}
+            Some(_) => problems.push(format!(
+                "wit version {} is not supported by this host (supported majors: {:?})",
+                self.wit, SUPPORTED_WIT_MAJORS
+            )),
+            None => problems.push(format!(
+                "wit {:?} is not a version like \"1.0.0\"",
+                self.wit
+            )),
+        }
+        if self.routes.is_empty() {
+            problems.push("no routes: a connector must declare what it may fetch".into());
+        }
+        let mut routes = Vec::new();
+        for (i, raw) in self.routes.into_iter().enumerate() {
+            match raw.validate() {
+                Ok(route) => routes.push(route),
+                Err(e) => problems.push(format!("routes[{i}]: {e:#}")),
+            }
+        }
+        let auth = validate_auth(self.auth, &routes, problems);
+        let oauth = self.oauth.map(|o| validate_oauth(o, problems));
+        for (name, value) in [
+            ("max_fetches", self.limits.max_fetches.map(u64::from)),
+            ("max_response_bytes", self.limits.max_response_bytes),
+            ("fetch_timeout_ms", self.limits.fetch_timeout_ms),
+            ("call_timeout_ms", self.limits.call_timeout_ms),
+            ("memory_bytes", self.limits.memory_bytes),
+        ] {
+            if value == Some(0) {
+                problems.push(format!("limits.{name} must be positive"));
+            }
+        }
+        let mut seen = BTreeSet::new();
+        for s in &self.settings {
+            if !seen.insert(&s.name) {
+                problems.push(format!("setting {:?} is declared twice", s.name));
+            }
+        }
+        Some(Manifest {
+            id: self.id,
+            label: self.label,
+            version: self.version,
+            wit: self.wit,
+            description: self.description,
+            routes,
+            auth,
+            oauth,
+            limits: self.limits,
+            settings: self.settings,
+        })
+    }
+}
+
+impl RawRoute {
+    fn validate(self) -> Result<Route> {
+        let url = UrlPattern::parse(&self.url)?;
+        match (self.method, self.kind) {
+            (Method::Get | Method::Head, RouteKind::Read) => {}
+            (Method::Post, RouteKind::Query | RouteKind::Graphql) => {}
+            (Method::Post, RouteKind::Read) => bail!(
+                "POST {} is not marked as a query route (kind = \"query\" or \"graphql\"): \
+                 POST is allowed only where it reads",
+                self.url
+            ),
+            (m, k) => bail!(
+                "{} with kind {k:?} makes no sense: query and graphql routes are POST",
+                m.as_str()
+            ),
+        }
+        Ok(Route {
+            method: self.method,
+            url,
+            kind: self.kind,
+        })
+    }
+}
+
+fn validate_auth(raw: RawAuth, routes: &[Route], problems: &mut Vec<String>) -> Auth {
+    let scheme = match (raw.scheme.as_deref().unwrap_or("bearer"), raw.header) {
+        ("bearer", None) => AuthScheme::Bearer,
+        ("none", None) => AuthScheme::None,
+        ("header", Some(h)) if is_header_name(&h) => AuthScheme::Header(h.to_ascii_lowercase()),
+        ("header", Some(h)) => {
+            problems.push(format!("auth.header {h:?} is not a header name"));
+            AuthScheme::None
+        }
+        ("header", None) => {
+            problems.push("auth.scheme = \"header\" needs auth.header".into());
+            AuthScheme::None
+        }
+        (other, Some(_)) if other != "header" => {
+            problems.push("auth.header is only meaningful with scheme = \"header\"".into());
+            AuthScheme::None
+        }
+        (other, _) => {
+            problems.push(format!(
+                "auth.scheme {other:?} is not one of bearer, header, none"
+            ));
+            AuthScheme::None
+        }
+    };
+    let hosts = match raw.hosts {
+        Some(hosts) => hosts
+            .iter()
+            .filter_map(|h| match UrlPattern::parse_host(h) {
+                Ok(p) => Some(p),
+                Err(e) => {
+                    problems.push(format!("auth.hosts: {e:#}"));
+                    None
+                }
+            })
+            .collect(),
+        None => routes.iter().map(|r| r.url.host_only()).collect(),
+    };
+    Auth { scheme, hosts }
+}
+
+fn validate_oauth(raw: RawOAuth, problems: &mut Vec<String>) -> OAuth {
+    for (what, url) in [
+        ("authorize_url", &raw.authorize_url),
+        ("token_url", &raw.token_url),
+    ] {
+        if !url.starts_with("https://") {
+            problems.push(format!("oauth.{what} must be an https URL"));
+        }
+    }
+    if let Some(revoke) = &raw.revoke {
+        if !revoke.url.starts_with("https://") {
+            problems.push("oauth.revoke.url must be an https URL".into());
+        }
+        if !matches!(revoke.method.as_str(), "POST" | "DELETE") {
+            problems.push(format!(
+                "oauth.revoke.method {:?} is not POST or DELETE",
+                revoke.method
+            ));
+        }
+        if !matches!(revoke.style.as_str(), "form" | "bearer" | "json") {
+            problems.push(format!(
+                "oauth.revoke.style {:?} is not form, bearer or json",
+                revoke.style
+            ));
+        }
+    }
+    let mut scopes = Vec::new();
+    for scope in raw.scopes {
+        if scope.read_only {
+            scopes.push(scope.name);
+        } else {
+            problems.push(format!(
+                "oauth scope {:?} is not read-only: Quarry requests only read-only scopes",
+                scope.name
+            ));
+        }
+    }
+    OAuth {
+        authorize_url: raw.authorize_url,
+        token_url: raw.token_url,
+        scopes,
+        revoke: raw.revoke,
+    }
+}
+
+fn parse_semver_major(v: &str) -> Option<u64> {
+    let parts: Vec<&str> = v.split('.').collect();
+    if parts.len() != 3 || parts.iter().any(|p| p.parse::<u64>().is_err()) {
+        return None;
+    }
+    parts[0].parse().ok()
+}
+
+pub fn is_valid_id(id: &str) -> bool {
+    (1..=64).contains(&id.len())
+        && id.starts_with(|c: char| c.is_ascii_lowercase())
+        && id
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
+}
+
+fn is_header_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_".contains(&b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = r#"
+        id = "notion"
+        label = "Notion"
+        version = "1.0.0"
+        wit = "1.0.0"
+        [[routes]]
+        method = "POST"
+        url = "https://api.notion.com/v1/search"
+        kind = "query"
+        [[routes]]
+        method = "GET"
+        url = "https://api.notion.com/v1/blocks/{id}/children"
+        [oauth]
+        authorize_url = "https://api.notion.com/v1/oauth/authorize"
+        token_url = "https://api.notion.com/v1/oauth/token"
+        scopes = []
+        revoke = { url = "https://api.notion.com/v1/oauth/revoke" }
+    "#;
+
+    #[test]
+    fn parses_a_good_manifest() {
+        let m = Manifest::parse(GOOD).unwrap();
+        assert_eq!(m.id, "notion");
+        assert_eq!(m.routes.len(), 2);
+        assert_eq!(m.auth.scheme, AuthScheme::Bearer);
+        assert_eq!(m.auth.hosts.len(), 2);
+        assert_eq!(m.wit_major(), 1);
+    }
+
+    #[test]
+    fn reports_every_problem() {
+        let bad = r#"
+            id = "Bad Id"
+            label = ""
+            version = "1"
+            wit = "2.0.0"
+            [[routes]]
+            method = "POST"
+            url = "https://api.example.com/things"
+            [[routes]]
+            method = "GET"
+            url = "http://api.example.com/x"
+            [oauth]
+            authorize_url = "https://example.com/a"
+            token_url = "https://example.com/t"
+            scopes = [{ name = "repo", read_only = false }]
+        "#;
+        let err = format!("{:#}", Manifest::parse(bad).unwrap_err());
+        for needle in [
+            "id \"Bad Id\"",
+            "label is empty",
+            "wit version 2.0.0",
+            "not marked as a query route",
+            "https",
+            "\"repo\" is not read-only",
+        ] {
+            assert!(err.contains(needle), "{needle:?} missing from: {err}");
+        }
+    }
+
+    #[test]
+    fn unknown_keys_are_refused() {
+        let text = GOOD.replace("label = \"Notion\"", "label = \"Notion\"\nwrite = true");
+        assert!(format!("{:#}", Manifest::parse(&text).unwrap_err()).contains("write"));
+    }
+
+    #[test]
+    fn operator_limits_clamp_what_a_connector_asks() {
+        let operator = SandboxLimits::default();
+        let asked = RequestedLimits {
+            max_fetches: Some(1000),
+            memory_bytes: Some(1024),
+            ..Default::default()
+        };
+        let got = operator.for_connector(&asked);
+        assert_eq!(got.max_fetches, operator.max_fetches);
+        assert_eq!(got.memory_bytes, 1024);
+    }
+}

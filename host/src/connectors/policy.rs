@@ -1,0 +1,342 @@
+//! The fetch policy: the one place that decides whether a request a guest
+//! asks for may leave the host, and in what form.
+//!
+//! Everything here is a pure function of the manifest and the request; the
+//! network side (address checks after DNS, redirects, size and time caps) is
+//! in [`super::upstream`], which calls [`admit`] again for every redirect hop.
+
+use url::Url;
+
+use super::graphql;
+use super::manifest::{AuthScheme, Manifest, Method, RouteKind};
+use super::pattern::parse_guest_url;
+use crate::secret::Secret;
+
+/// Largest request body a guest may send (a search query, not an upload).
+pub const MAX_REQUEST_BODY: usize = 256 * 1024;
+const MAX_HEADERS: usize = 32;
+const MAX_HEADER_BYTES: usize = 8 * 1024;
+
+/// A request as the guest asked for it.
+#[derive(Debug, Clone)]
+pub struct GuestRequest {
+    pub method: Method,
+    pub url: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Option<Vec<u8>>,
+}
+
+/// A request the policy let through: parsed URL, cleaned headers.
+#[derive(Debug, Clone)]
+pub struct Admitted {
+    pub method: Method,
+    pub url: Url,
+    pub headers: Vec<(String, String)>,
+    pub body: Option<Vec<u8>>,
+}
+
+/// Why a request was refused; the text is returned to the guest and logged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Denied(pub String);
+
+impl std::fmt::Display for Denied {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Headers a guest may never set: credentials (the host adds its own) and
+/// anything that changes how the request is framed or routed.
+const FORBIDDEN_HEADERS: &[&str] = &[
+    "authorization",
+    "proxy-authorization",
+    "cookie",
+    "host",
+    "content-length",
+    "transfer-encoding",
+    "connection",
+    "keep-alive",
+    "te",
+    "trailer",
+    "upgrade",
+    "expect",
+    "forwarded",
+    "x-forwarded-for",
+    "x-forwarded-host",
+    "x-forwarded-proto",
+    "x-http-method-override",
+    "x-http-method",
+    "x-method-override",
+];
+
+/// Decides whether `request` may be sent for the connector described by
+/// `manifest`.
+pub fn admit(manifest: &Manifest, request: GuestRequest) -> Result<Admitted, Denied> {
+    let url = parse_guest_url(&request.url).map_err(|e| Denied(format!("{e:#}")))?;
+    let matching: Vec<_> = manifest
+        .routes
+        .iter()
+        .filter(|r| r.url.matches(&url))
+        .collect();
+    let Some(route) = matching.iter().find(|r| r.admits_method(request.method)) else {
+        let shown = shown_url(&url);
+        return Err(Denied(if matching.is_empty() {
+            format!(
+                "{} {shown} is not a route in the manifest of {:?}",
+                request.method.as_str(),
+                manifest.id
+            )
+        } else {
+            format!(
+                "{} is not allowed on {shown}: the manifest allows only {}",
+                request.method.as_str(),
+                allowed_methods(&matching)
+            )
+        }));
+    };
+    check_body(route.kind, request.method, request.body.as_deref())?;
+    let headers = clean_headers(manifest, request.headers)?;
+    let mut url = url;
+    url.set_fragment(None);
+    Ok(Admitted {
+        method: request.method,
+        url,
+        headers,
+        body: request.body,
+    })
+}
+
+fn allowed_methods(routes: &[&super::manifest::Route]) -> String {
+    let mut methods: Vec<&str> = routes.iter().map(|r| r.method.as_str()).collect();
+    methods.dedup();
+    methods.join(", ")
+}
+
+/// The URL without its query string, for messages and logs: the query
+/// string carries the user's search terms.
+pub fn shown_url(url: &Url) -> String {
+    format!("https://{}{}", url.host_str().unwrap_or(""), url.path())
+}
+
+fn check_body(kind: RouteKind, method: Method, body: Option<&[u8]>) -> Result<(), Denied> {
+    match (method, body) {
+        (Method::Get | Method::Head, Some(_)) => {
+            Err(Denied("a GET or HEAD request cannot carry a body".into()))
+        }
+        (Method::Get | Method::Head, None) => Ok(()),
+        (Method::Post, body) => {
+            let body = body.unwrap_or_default();
+            if body.len() > MAX_REQUEST_BODY {
+                return Err(Denied(format!(
+                    "request body of {} bytes exceeds {MAX_REQUEST_BODY}",
+                    body.len()
+                )));
+            }
+            match kind {
+                RouteKind::Graphql => {
+                    graphql::check_body(body).map_err(|e| Denied(format!("{e:#}")))
+                }
+                RouteKind::Query => Ok(()),
+                RouteKind::Read => Err(Denied("POST is allowed only on query routes".into())),
+            }
+        }
+    }
+}
+
+fn clean_headers(
+    manifest: &Manifest,
+    headers: Vec<(String, String)>,
+) -> Result<Vec<(String, String)>, Denied> {
+    if headers.len() > MAX_HEADERS {
+        return Err(Denied(format!("more than {MAX_HEADERS} headers")));
+    }
+    let credential_header = match &manifest.auth.scheme {
+        AuthScheme::Header(name) => Some(name.as_str()),
+        _ => None,
+    };
+    let mut total = 0;
+    let mut kept = Vec::with_capacity(headers.len());
+    for (name, value) in headers {
+        let lower = name.to_ascii_lowercase();
+        total += name.len() + value.len();
+        if total > MAX_HEADER_BYTES {
+            return Err(Denied(format!("headers exceed {MAX_HEADER_BYTES} bytes")));
+        }
+        if !is_token(&lower) || value.bytes().any(|b| b == b'\r' || b == b'\n' || b == 0) {
+            return Err(Denied(format!("header {name:?} is malformed")));
+        }
+        if FORBIDDEN_HEADERS.contains(&lower.as_str()) || Some(lower.as_str()) == credential_header
+        {
+            // Stripped, not refused: the host owns these, and a connector
+            // written against a vendor's examples may set them innocently.
+            tracing::warn!(connector = %manifest.id, header = %lower, "guest-set header stripped");
+            continue;
+        }
+        kept.push((lower, value));
+    }
+    Ok(kept)
+}
+
+fn is_token(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+}
+
+/// The credential header for `url`, if the manifest sends the user's token
+/// to that host. The token never goes to any other host, including hosts a
+/// redirect leads to that the manifest lists only as routes of another kind.
+pub fn credential_header(
+    manifest: &Manifest,
+    url: &Url,
+    credential: Option<&Secret>,
+) -> Option<(String, String)> {
+    let credential = credential?;
+    if !manifest.auth.hosts.iter().any(|h| h.matches(url)) {
+        return None;
+    }
+    match &manifest.auth.scheme {
+        AuthScheme::Bearer => Some((
+            "authorization".into(),
+            format!("Bearer {}", credential.expose()),
+        )),
+        AuthScheme::Header(name) => Some((name.clone(), credential.expose().to_string())),
+        AuthScheme::None => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn manifest() -> Manifest {
+        Manifest::parse(
+            r#"
+            id = "t"
+            label = "T"
+            version = "1.0.0"
+            wit = "1.0.0"
+            [[routes]]
+            method = "GET"
+            url = "https://api.example.com/search"
+            [[routes]]
+            method = "POST"
+            url = "https://api.example.com/query"
+            kind = "query"
+            [[routes]]
+            method = "POST"
+            url = "https://api.example.com/graphql"
+            kind = "graphql"
+            "#,
+        )
+        .unwrap()
+    }
+
+    fn req(method: Method, url: &str, body: Option<&str>) -> GuestRequest {
+        GuestRequest {
+            method,
+            url: url.into(),
+            headers: vec![],
+            body: body.map(|b| b.as_bytes().to_vec()),
+        }
+    }
+
+    #[test]
+    fn routes_and_methods() {
+        let m = manifest();
+        assert!(
+            admit(
+                &m,
+                req(Method::Get, "https://api.example.com/search?q=a", None)
+            )
+            .is_ok()
+        );
+        assert!(
+            admit(
+                &m,
+                req(Method::Head, "https://api.example.com/search", None)
+            )
+            .is_ok()
+        );
+        let err = admit(
+            &m,
+            req(Method::Post, "https://api.example.com/search", Some("{}")),
+        )
+        .unwrap_err();
+        assert!(err.0.contains("POST is not allowed"), "{err}");
+        let err = admit(&m, req(Method::Get, "https://api.example.com/admin", None)).unwrap_err();
+        assert!(err.0.contains("not a route"), "{err}");
+        assert!(
+            admit(
+                &m,
+                req(Method::Get, "https://api.example.com/search", Some("x"))
+            )
+            .is_err()
+        );
+        assert!(
+            admit(
+                &m,
+                req(
+                    Method::Post,
+                    "https://api.example.com/query",
+                    Some("{\"q\":1}")
+                )
+            )
+            .is_ok()
+        );
+    }
+
+    #[test]
+    fn graphql_routes_take_only_queries() {
+        let m = manifest();
+        let ok = r#"{"query":"query { viewer { id } }"}"#;
+        let bad = r#"{"query":"mutation { deleteAll }"}"#;
+        assert!(
+            admit(
+                &m,
+                req(Method::Post, "https://api.example.com/graphql", Some(ok))
+            )
+            .is_ok()
+        );
+        assert!(
+            admit(
+                &m,
+                req(Method::Post, "https://api.example.com/graphql", Some(bad))
+            )
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn credentials_and_framing_headers_are_stripped() {
+        let m = manifest();
+        let mut r = req(Method::Get, "https://api.example.com/search", None);
+        r.headers = vec![
+            ("Authorization".into(), "Bearer stolen".into()),
+            ("Cookie".into(), "a=b".into()),
+            ("Accept".into(), "application/json".into()),
+        ];
+        let admitted = admit(&m, r).unwrap();
+        assert_eq!(
+            admitted.headers,
+            vec![("accept".to_string(), "application/json".to_string())]
+        );
+        let mut r = req(Method::Get, "https://api.example.com/search", None);
+        r.headers = vec![("x-a".into(), "b\r\nHost: evil".into())];
+        assert!(admit(&m, r).is_err());
+    }
+
+    #[test]
+    fn credential_goes_only_to_manifest_hosts() {
+        let m = manifest();
+        let token = Secret::new("tok");
+        let own = Url::parse("https://api.example.com/search").unwrap();
+        let other = Url::parse("https://other.example.org/").unwrap();
+        assert_eq!(
+            credential_header(&m, &own, Some(&token)).unwrap().1,
+            "Bearer tok"
+        );
+        assert!(credential_header(&m, &other, Some(&token)).is_none());
+    }
+}

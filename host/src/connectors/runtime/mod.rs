@@ -1,0 +1,345 @@
+//! The wasmtime side of connectors: the only module that touches wasmtime.
+//!
+//! - one [`Engine`] with the pooling allocator and epoch interruption;
+//! - [`Runtime::load`] compiles a component (or loads its serialized
+//!   artifact from the cache), checks its imports against the allow-list and
+//!   pre-links it into an `InstancePre`;
+//! - [`Runtime::search`] makes a fresh Store per call, instantiates, calls
+//!   `search`, and drops everything. Deadlines trap, memory is capped, and
+//!   every fetch goes through [`crate::connectors::upstream`].
+
+mod cache;
+pub mod imports;
+mod state;
+mod v1;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use tokio::sync::Semaphore;
+use wasmtime::component::Linker;
+use wasmtime::{
+    Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, UpdateDeadline,
+};
+
+use self::state::CallState;
+use super::manifest::{Manifest, SandboxLimits};
+use super::upstream::{NetworkConfig, Upstream};
+use super::{ConnectorError, Document, ErrorKind, SearchRequest};
+use crate::secret::Secret;
+
+pub use imports::ImportSummary;
+
+/// How often the epoch advances: the granularity of deadlines and of the
+/// guest's cooperative yields to the async executor.
+const EPOCH_TICK: Duration = Duration::from_millis(5);
+/// Slack between the epoch deadline and the outer timeout that also covers
+/// time spent waiting on fetches.
+const DEADLINE_GRACE: Duration = Duration::from_millis(250);
+/// Most documents one call may return, and most bytes of one document.
+const MAX_DOCUMENTS: usize = 1000;
+const MAX_DOCUMENT_BYTES: usize = 256 * 1024;
+
+#[derive(Debug, Clone)]
+pub struct RuntimeConfig {
+    /// Where compiled components are cached (`None`: no cache).
+    pub cache_dir: Option<PathBuf>,
+    /// Connector calls that may run at once; more wait for a slot.
+    pub max_concurrent_calls: u32,
+    /// The operator's ceilings for every connector.
+    pub limits: SandboxLimits,
+    pub network: NetworkConfig,
+}
+
+impl Default for RuntimeConfig {
+    fn default() -> Self {
+        RuntimeConfig {
+            cache_dir: None,
+            max_concurrent_calls: 128,
+            limits: SandboxLimits::default(),
+            network: NetworkConfig::default(),
+        }
+    }
+}
+
+/// Compiles, caches and runs connector components.
+#[derive(Clone)]
+pub struct Runtime {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    engine: Engine,
+    linker: Linker<CallState>,
+    upstream: Upstream,
+    slots: Semaphore,
+    limits: SandboxLimits,
+    cache_dir: Option<PathBuf>,
+    ticker_stop: Arc<AtomicBool>,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        self.ticker_stop.store(true, Ordering::Relaxed);
+    }
+}
+
+/// A component ready to be instantiated: compiled, checked and pre-linked.
+pub struct LoadedComponent {
+    pre: Bindings,
+    pub imports: ImportSummary,
+    /// SHA-256 of the component's bytes.
+    pub digest: String,
+}
+
+/// The bindings of the contract version the component targets.
+enum Bindings {
+    V1(v1::Pre),
+}
+
+impl Runtime {
+    pub fn new(config: RuntimeConfig) -> Result<Runtime> {
+        let engine = Engine::new(&engine_config(&config)?)
+            .map_err(anyhow::Error::from)
+            .context("creating the wasmtime engine")?;
+        let mut linker = Linker::new(&engine);
+        v1::add_to_linker(&mut linker)?;
+        wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
+        let ticker_stop = Arc::new(AtomicBool::new(false));
+        spawn_epoch_ticker(engine.clone(), ticker_stop.clone());
+        if let Some(dir) = &config.cache_dir {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("creating the component cache {}", dir.display()))?;
+        }
+        Ok(Runtime {
+            inner: Arc::new(Inner {
+                engine,
+                linker,
+                upstream: Upstream::new(&config.network)?,
+                slots: Semaphore::new(config.max_concurrent_calls as usize),
+                limits: config.limits,
+                cache_dir: config.cache_dir,
+                ticker_stop,
+            }),
+        })
+    }
+
+    /// The operator's ceilings.
+    pub fn limits(&self) -> SandboxLimits {
+        self.inner.limits
+    }
+
+    /// Compiles (or loads from the cache) a component and checks it against
+    /// the contract its manifest declares. Slow (compilation): call it off
+    /// the async executor.
+    pub fn load(&self, wasm: &[u8], manifest: &Manifest) -> Result<LoadedComponent> {
+        let inner = &self.inner;
+        let (component, digest) = cache::compile(&inner.engine, inner.cache_dir.as_deref(), wasm)?;
+        let ty = component.component_type();
+        let imports = imports::check(
+            manifest.wit_major(),
+            ty.imports(&inner.engine).map(|(name, _)| name),
+        )?;
+        let exports: Vec<&str> = ty.exports(&inner.engine).map(|(name, _)| name).collect();
+        let pre = match manifest.wit_major() {
+            1 => {
+                let wanted = format!("{}@1.", v1::SEARCH_EXPORT);
+                if !exports.iter().any(|e| e.starts_with(&wanted)) {
+                    bail!(
+                        "component does not export {}@1.x.x (it exports: {}); was it built against wit/v1?",
+                        v1::SEARCH_EXPORT,
+                        if exports.is_empty() {
+                            "nothing".to_string()
+                        } else {
+                            exports.join(", ")
+                        }
+                    );
+                }
+                let instance_pre = inner
+                    .linker
+                    .instantiate_pre(&component)
+                    .map_err(anyhow::Error::from)
+                    .context("linking the component")?;
+                Bindings::V1(
+                    v1::Pre::new(instance_pre)
+                        .map_err(anyhow::Error::from)
+                        .context("component does not match wit/v1")?,
+                )
+            }
+            major => bail!("contract major version {major} is not supported by this host"),
+        };
+        Ok(LoadedComponent {
+            pre,
+            imports,
+            digest,
+        })
+    }
+
+    /// Runs one search in a fresh sandbox.
+    pub async fn search(
+        &self,
+        component: &LoadedComponent,
+        manifest: Arc<Manifest>,
+        request: &SearchRequest,
+        credential: Option<Secret>,
+    ) -> Result<Vec<Document>, ConnectorError> {
+        let inner = &self.inner;
+        let _slot = inner
+            .slots
+            .acquire()
+            .await
+            .expect("the semaphore is never closed");
+        let limits = inner.limits.for_connector(&manifest.limits);
+        let id = manifest.id.clone();
+        let mut store = Store::new(
+            &inner.engine,
+            CallState::new(inner.upstream.clone(), manifest, limits, credential),
+        );
+        store.limiter(|state| &mut state.limiter);
+        let deadline = Instant::now() + limits.call_timeout();
+        store.set_epoch_deadline(1);
+        store.epoch_deadline_callback(move |_| {
+            if Instant::now() >= deadline {
+                Err(wasmtime::Error::new(DeadlineExceeded))
+            } else {
+                Ok(UpdateDeadline::Yield(1))
+            }
+        });
+        let call = async {
+            match &component.pre {
+                Bindings::V1(pre) => v1::call(pre, &mut store, request).await,
+            }
+        };
+        let outcome = tokio::time::timeout(limits.call_timeout() + DEADLINE_GRACE, call).await;
+        let result = match outcome {
+            Err(_) => Err(timeout_error(limits)),
+            Ok(Ok(result)) => result,
+            Ok(Err(trap)) => Err(trap_error(trap, &store, limits)),
+        };
+        tracing::debug!(connector = %id, fetches = store.data().fetches_used(), ok = result.is_ok(), "connector call finished");
+        result.map(|docs| docs.into_iter().take(MAX_DOCUMENTS).collect())
+    }
+}
+
+#[derive(Debug)]
+struct DeadlineExceeded;
+
+impl std::fmt::Display for DeadlineExceeded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("deadline exceeded")
+    }
+}
+
+impl std::error::Error for DeadlineExceeded {}
+
+fn timeout_error(limits: SandboxLimits) -> ConnectorError {
+    ConnectorError::new(
+        ErrorKind::Timeout,
+        format!(
+            "the connector did not finish within {} ms",
+            limits.call_timeout_ms
+        ),
+    )
+}
+
+fn trap_error(
+    trap: wasmtime::Error,
+    store: &Store<CallState>,
+    limits: SandboxLimits,
+) -> ConnectorError {
+    if trap.downcast_ref::<DeadlineExceeded>().is_some() {
+        return timeout_error(limits);
+    }
+    if store.data().limiter.exceeded {
+        return ConnectorError::new(
+            ErrorKind::Crashed,
+            format!(
+                "the connector exceeded its memory limit of {} bytes",
+                limits.memory_bytes
+            ),
+        );
+    }
+    ConnectorError::new(
+        ErrorKind::Crashed,
+        format!("the connector crashed: {}", root_cause(&trap)),
+    )
+}
+
+fn root_cause(error: &wasmtime::Error) -> String {
+    match error.downcast_ref::<wasmtime::Trap>() {
+        Some(trap) => trap.to_string(),
+        None => error.root_cause().to_string(),
+    }
+}
+
+fn engine_config(config: &RuntimeConfig) -> Result<Config> {
+    let mut pool = PoolingAllocationConfig::default();
+    let slots = config.max_concurrent_calls.max(1);
+    // Components made by componentize-py or jco hold several core modules,
+    // memories and tables; plain Rust connectors hold one of each.
+    pool.total_component_instances(slots)
+        .total_core_instances(slots * 4)
+        .total_memories(slots * 2)
+        .total_tables(slots * 4)
+        .total_stacks(slots)
+        .max_core_instances_per_component(64)
+        .max_memories_per_component(4)
+        .max_tables_per_component(16)
+        .max_memory_size(config.limits.memory_bytes as usize)
+        .table_elements(MAX_TABLE_ELEMENTS_POOL);
+    let mut wasm = Config::new();
+    wasm.wasm_component_model(true)
+        .epoch_interruption(true)
+        .allocation_strategy(InstanceAllocationStrategy::Pooling(pool))
+        .cranelift_opt_level(wasmtime::OptLevel::Speed);
+    Ok(wasm)
+}
+
+const MAX_TABLE_ELEMENTS_POOL: usize = 200_000;
+
+fn spawn_epoch_ticker(engine: Engine, stop: Arc<AtomicBool>) {
+    std::thread::Builder::new()
+        .name("quarry-epoch".into())
+        .spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                std::thread::sleep(EPOCH_TICK);
+                engine.increment_epoch();
+            }
+        })
+        .expect("spawning the epoch ticker thread");
+}
+
+/// Checks what a guest returned: a usable citation URL, bounded sizes, and
+/// metadata that is a JSON object. Returns `None` for a document that
+/// cannot be cited.
+fn validate_document(mut doc: Document, metadata: &str) -> Option<Document> {
+    let url = url::Url::parse(&doc.url).ok()?;
+    if !matches!(url.scheme(), "https" | "http") {
+        tracing::warn!(id = %doc.id, "document dropped: its citation URL is not http(s)");
+        return None;
+    }
+    truncate(&mut doc.content, MAX_DOCUMENT_BYTES);
+    truncate(&mut doc.title, 1024);
+    doc.metadata = match serde_json::from_str(metadata) {
+        Ok(serde_json::Value::Object(map)) => map,
+        _ if metadata.trim().is_empty() => serde_json::Map::new(),
+        _ => {
+            tracing::warn!(id = %doc.id, "document metadata is not a JSON object; dropped");
+            serde_json::Map::new()
+        }
+    };
+    Some(doc)
+}
+
+fn truncate(text: &mut String, max: usize) {
+    if text.len() > max {
+        let mut cut = max;
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        text.truncate(cut);
+    }
+}

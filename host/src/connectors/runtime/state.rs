@@ -1,0 +1,158 @@
+//! The state of one connector call: what the guest's imports can reach.
+//!
+//! A fresh `CallState` (and a fresh Store around it) is made for every call,
+//! so nothing a guest does survives into the next call, and no call can see
+//! another user's credential.
+
+use std::sync::Arc;
+
+use wasmtime::component::ResourceTable;
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+use crate::connectors::manifest::{Manifest, SandboxLimits};
+use crate::connectors::policy::GuestRequest;
+use crate::connectors::upstream::{FetchBudget, FetchError, GuestResponse, Upstream};
+use crate::secret::Secret;
+
+/// Most log lines one call may write; the rest are counted and dropped.
+const MAX_LOG_LINES: u32 = 200;
+const MAX_LOG_LINE: usize = 2048;
+
+pub struct CallState {
+    upstream: Upstream,
+    budget: FetchBudget,
+    logged: u32,
+    pub(super) limiter: MemoryLimiter,
+    /// Deny-all WASI, made only if the component imports WASI.
+    wasi: Option<WasiCtx>,
+    table: ResourceTable,
+}
+
+impl CallState {
+    pub fn new(
+        upstream: Upstream,
+        manifest: Arc<Manifest>,
+        limits: SandboxLimits,
+        credential: Option<Secret>,
+    ) -> CallState {
+        CallState {
+            upstream,
+            limiter: MemoryLimiter {
+                memory_bytes: limits.memory_bytes as usize,
+                exceeded: false,
+            },
+            budget: FetchBudget {
+                manifest,
+                limits,
+                credential,
+                used: 0,
+            },
+            logged: 0,
+            wasi: None,
+            table: ResourceTable::new(),
+        }
+    }
+
+    pub fn fetches_used(&self) -> u32 {
+        self.budget.used
+    }
+
+    pub async fn fetch(&mut self, request: GuestRequest) -> Result<GuestResponse, FetchError> {
+        let result = self.upstream.fetch(&mut self.budget, request).await;
+        if let Err(error) = &result {
+            tracing::info!(connector = %self.budget.manifest.id, ?error, "fetch refused or failed");
+        }
+        result
+    }
+
+    pub fn log(&mut self, level: tracing::Level, mut message: String) {
+        self.logged += 1;
+        if self.logged > MAX_LOG_LINES {
+            return;
+        }
+        if message.len() > MAX_LOG_LINE {
+            let mut cut = MAX_LOG_LINE;
+            while !message.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            message.truncate(cut);
+        }
+        let connector = &self.budget.manifest.id;
+        match level {
+            tracing::Level::ERROR => {
+                tracing::error!(target: "quarry::guest", %connector, "{message}")
+            }
+            tracing::Level::WARN => {
+                tracing::warn!(target: "quarry::guest", %connector, "{message}")
+            }
+            tracing::Level::INFO => {
+                tracing::info!(target: "quarry::guest", %connector, "{message}")
+            }
+            tracing::Level::DEBUG => {
+                tracing::debug!(target: "quarry::guest", %connector, "{message}")
+            }
+            tracing::Level::TRACE => {
+                tracing::trace!(target: "quarry::guest", %connector, "{message}")
+            }
+        }
+    }
+}
+
+/// A WASI that grants nothing: no preopened directories, no environment,
+/// no arguments, no sockets, no name lookups; stdin is empty and output is
+/// discarded. Components built for `wasm32-wasip2` import WASI even when
+/// they never use it; this lets them load without giving them anything.
+fn deny_all_wasi() -> WasiCtx {
+    let mut builder = WasiCtx::builder();
+    builder
+        .allow_tcp(false)
+        .allow_udp(false)
+        .allow_ip_name_lookup(false);
+    builder.build()
+}
+
+impl WasiView for CallState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: self.wasi.get_or_insert_with(deny_all_wasi),
+            table: &mut self.table,
+        }
+    }
+}
+
+/// Caps a call's linear memory and tables. Going over traps the guest
+/// (rather than failing `memory.grow`) so the cause is reported clearly.
+pub struct MemoryLimiter {
+    memory_bytes: usize,
+    pub exceeded: bool,
+}
+
+/// Most table elements a connector may have (function references).
+const MAX_TABLE_ELEMENTS: usize = 200_000;
+
+impl wasmtime::ResourceLimiter for MemoryLimiter {
+    fn memory_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        if desired > self.memory_bytes {
+            self.exceeded = true;
+            return Err(wasmtime::Error::msg(format!(
+                "memory limit exceeded: the connector asked for {desired} bytes, the limit is {}",
+                self.memory_bytes
+            )));
+        }
+        Ok(true)
+    }
+
+    fn table_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        Ok(desired <= MAX_TABLE_ELEMENTS)
+    }
+}

@@ -1,0 +1,3 @@
+fn main() {
+    println!("quarry {}", env!("CARGO_PKG_VERSION"));
+}

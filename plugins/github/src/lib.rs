@@ -1,0 +1,127 @@
+//! GitHub: issues and pull requests, through the search API.
+//!
+//! `GET https://api.github.com/search/issues?q=...` with the user's terms
+//! (any of them, `OR`), the connection's scope qualifier (`repo:acme/shop`
+//! or `org:acme`: without one, GitHub would search all of public GitHub)
+//! and the time range as `updated:` qualifiers.
+
+use quarry_connector_sdk::page::Page;
+use quarry_connector_sdk::prelude::*;
+use quarry_connector_sdk::text::keywords;
+use quarry_connector_sdk::time::date_part;
+
+const API: &str = "https://api.github.com/search/issues";
+const MAX_PAGES: usize = 3;
+
+struct GitHub;
+
+impl Connector for GitHub {
+    fn search(request: SearchRequest) -> Result<Vec<Document>, SearchError> {
+        let q = search_query(&request)?;
+        let want = request.max_results.clamp(1, 300) as usize;
+        let per_page = want.min(100);
+        let items = collect_pages(want, MAX_PAGES, |page: Option<u32>| {
+            let page = page.unwrap_or(1);
+            let url = Url::new(API)
+                .param("q", &q)
+                .param("sort", "updated")
+                .param("order", "desc")
+                .param("per_page", per_page)
+                .param("page", page)
+                .param("advanced_search", "true")
+                .build();
+            let response = Request::get(url)
+                .header("accept", "application/vnd.github+json")
+                .header("x-github-api-version", "2022-11-28")
+                .send()?;
+            let body: Value = check(response)?.json()?;
+            let items = body.array_at("/items").to_vec();
+            let more =
+                (page as usize) * per_page < body.i64_at("/total_count").unwrap_or(0) as usize;
+            Ok(Page {
+                items,
+                next: more.then_some(page + 1),
+            })
+        })?;
+        Ok(items.iter().filter_map(to_document).collect())
+    }
+}
+
+/// `q` for GitHub: `(terms joined by OR) scope is:issue|pr updated:>=...`.
+fn search_query(request: &SearchRequest) -> Result<String, SearchError> {
+    let scope = request.required_setting("scope")?;
+    let mut q = keywords(&request.terms, &request.phrases, " OR ");
+    if q.is_empty() {
+        q = request.query.clone();
+    }
+    let mut parts = vec![q, scope.to_string()];
+    if let Some(since) = &request.since {
+        parts.push(format!("updated:>={}", date_part(since)));
+    }
+    if let Some(until) = &request.until {
+        parts.push(format!("updated:<={}", date_part(until)));
+    }
+    Ok(parts.join(" "))
+}
+
+/// GitHub answers a spent rate limit with 403 (primary) or 429 (secondary).
+fn check(response: Response) -> Result<Response, SearchError> {
+    if response.status == 403 && response.header("x-ratelimit-remaining") == Some("0") {
+        return Err(SearchError::RateLimited(response.retry_after()));
+    }
+    response.error_for_status()
+}
+
+fn to_document(item: &Value) -> Option<Document> {
+    let url = item.str_at("/html_url")?;
+    let number = item.i64_at("/number")?;
+    let repository = item
+        .str_at("/repository_url")
+        .and_then(|u| u.strip_prefix("https://api.github.com/repos/"))
+        .unwrap_or("");
+    let kind = if item.get("pull_request").is_some() {
+        "pull_request"
+    } else {
+        "issue"
+    };
+    let labels: Vec<&str> = item
+        .array_at("/labels")
+        .iter()
+        .filter_map(|l| l.str_at("/name"))
+        .collect();
+    Some(
+        Document::new(
+            format!("{repository}#{number}"),
+            item.string_at("/title"),
+            item.string_at("/body"),
+            url,
+        )
+        .author(item.str_at("/user/login"))
+        .times(item.str_at("/created_at"), item.str_at("/updated_at"))
+        .metadata(json!({
+            "kind": kind,
+            "number": number,
+            "repository": repository,
+            "state": item.str_at("/state"),
+            "labels": labels,
+            "comments": item.i64_at("/comments"),
+        })),
+    )
+}
+
+quarry_connector_sdk::export_connector!(GitHub);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn maps_the_documented_item_shape() {
+        let item: Value = serde_json::from_str(r#"{"url":"https://api.github.com/repos/acme/shop/issues/482","repository_url":"https://api.github.com/repos/acme/shop","html_url":"https://github.com/acme/shop/issues/482","number":482,"title":"Checkout times out with more than 50 items","user":{"login":"dlopez"},"labels":[{"name":"bug"}],"state":"open","comments":3,"created_at":"2025-05-02T09:14:11Z","updated_at":"2025-05-06T16:40:02Z","body":"Add 51 items, press Pay: spinner never stops.","score":1.0}"#).unwrap();
+        let doc = to_document(&item).unwrap();
+        assert_eq!(doc.id, "acme/shop#482");
+        assert_eq!(doc.url, "https://github.com/acme/shop/issues/482");
+        assert_eq!(doc.author.as_deref(), Some("dlopez"));
+        assert!(doc.metadata.contains("\"kind\":\"issue\""));
+    }
+}

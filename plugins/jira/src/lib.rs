@@ -1,0 +1,181 @@
+//! Jira Cloud: issues, through `/rest/api/3/search/jql` on the Atlassian
+//! API gateway (the old `/rest/api/3/search` has been removed).
+//!
+//! An OAuth token reaches sites by cloud id: the first call looks the site
+//! up in `accessible-resources` (the `site` setting picks one when the user
+//! can reach several), and citations point at the site's `/browse/KEY`.
+
+use quarry_connector_sdk::page::Page;
+use quarry_connector_sdk::prelude::*;
+use quarry_connector_sdk::time::date_part;
+
+const RESOURCES: &str = "https://api.atlassian.com/oauth/token/accessible-resources";
+const FIELDS: &str = "summary,description,creator,created,updated,status";
+const MAX_PAGES: usize = 3;
+
+struct Jira;
+
+impl Connector for Jira {
+    fn search(request: SearchRequest) -> Result<Vec<Document>, SearchError> {
+        let (cloud_id, site) = find_site(request.setting("site"))?;
+        let jql = jql(&request);
+        let want = request.max_results.clamp(1, 300) as usize;
+        let api = format!(
+            "https://api.atlassian.com/ex/jira/{}/rest/api/3/search/jql",
+            quarry_connector_sdk::url::segment(&cloud_id)
+        );
+        let issues = collect_pages(want, MAX_PAGES, |token: Option<String>| {
+            let url = Url::new(&api)
+                .param("jql", &jql)
+                .param("fields", FIELDS)
+                .param("maxResults", want.min(100))
+                .param_opt("nextPageToken", token)
+                .build();
+            let body: Value = Request::get(url).send()?.error_for_status()?.json()?;
+            let next = if body.bool_at("/isLast") == Some(false) {
+                body.str_at("/nextPageToken").map(String::from)
+            } else {
+                None
+            };
+            Ok(Page {
+                items: body.array_at("/issues").to_vec(),
+                next,
+            })
+        })?;
+        Ok(issues
+            .iter()
+            .filter_map(|issue| to_document(issue, &site))
+            .collect())
+    }
+}
+
+/// The cloud id and browse URL of the user's site.
+fn find_site(wanted: Option<&str>) -> Result<(String, String), SearchError> {
+    let sites: Value = Request::get(RESOURCES).send()?.error_for_status()?.json()?;
+    let sites = sites.as_array().map(Vec::as_slice).unwrap_or_default();
+    let site = match wanted {
+        Some(w) => sites.iter().find(|s| {
+            s.str_at("/url") == Some(w)
+                || s.str_at("/name") == Some(w)
+                || s.str_at("/id") == Some(w)
+        }),
+        None => sites.first(),
+    };
+    let site = site.ok_or_else(|| {
+        SearchError::InvalidRequest(
+            "the token reaches no Jira site (or not the configured one)".into(),
+        )
+    })?;
+    match (site.str_at("/id"), site.str_at("/url")) {
+        (Some(id), Some(url)) => Ok((id.to_string(), url.trim_end_matches('/').to_string())),
+        _ => Err(SearchError::InvalidResponse(
+            "accessible-resources entry without id or url".into(),
+        )),
+    }
+}
+
+/// `text ~ "terms" AND updated >= "date" ORDER BY updated DESC`.
+fn jql(request: &SearchRequest) -> String {
+    let mut words: Vec<String> = request
+        .phrases
+        .iter()
+        .map(|p| format!("\\\"{}\\\"", escape(p)))
+        .collect();
+    words.extend(
+        request
+            .terms
+            .iter()
+            .map(|t| escape(t))
+            .filter(|t| !t.is_empty()),
+    );
+    if words.is_empty() {
+        words.push(escape(&request.query));
+    }
+    let mut clauses = vec![format!("text ~ \"{}\"", words.join(" "))];
+    if let Some(since) = &request.since {
+        clauses.push(format!("updated >= \"{}\"", date_part(since)));
+    }
+    if let Some(until) = &request.until {
+        clauses.push(format!("updated <= \"{}\"", date_part(until)));
+    }
+    format!("{} ORDER BY updated DESC", clauses.join(" AND "))
+}
+
+/// Drops the characters JQL strings and Lucene text search treat specially.
+fn escape(term: &str) -> String {
+    term.chars()
+        .filter(|c| c.is_alphanumeric() || matches!(c, ' ' | '-' | '_' | '.' | '\''))
+        .collect()
+}
+
+/// Atlassian Document Format to plain text: the text nodes, a line per block.
+fn adf_text(node: &Value) -> String {
+    let mut out = String::new();
+    collect_adf(node, &mut out);
+    out.trim().to_string()
+}
+
+fn collect_adf(node: &Value, out: &mut String) {
+    if let Some(text) = node.str_at("/text") {
+        out.push_str(text);
+    }
+    for child in node.array_at("/content") {
+        collect_adf(child, out);
+    }
+    if matches!(
+        node.str_at("/type"),
+        Some("paragraph" | "heading" | "listItem" | "codeBlock" | "blockquote")
+    ) {
+        out.push('\n');
+    }
+}
+
+fn to_document(issue: &Value, site: &str) -> Option<Document> {
+    let key = issue.str_at("/key")?;
+    let fields = issue.get("fields")?;
+    let description = fields.get("description").map(adf_text).unwrap_or_default();
+    Some(
+        Document::new(
+            key,
+            fields.string_at("/summary"),
+            description,
+            format!("{site}/browse/{key}"),
+        )
+        .author(fields.str_at("/creator/displayName"))
+        .times(fields.str_at("/created"), fields.str_at("/updated"))
+        .metadata(json!({ "key": key, "status": fields.str_at("/status/name") })),
+    )
+}
+
+quarry_connector_sdk::export_connector!(Jira);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn maps_an_issue_with_adf() {
+        let issue: Value = serde_json::from_str(r#"{"id":"10001","key":"ACME-12","fields":{"summary":"Invoice retry","description":{"type":"doc","version":1,"content":[{"type":"paragraph","content":[{"type":"text","text":"Retries "},{"type":"text","text":"double charge."}]},{"type":"paragraph","content":[{"type":"text","text":"EU only."}]}]},"creator":{"displayName":"Priya Patel"},"created":"2025-05-02T09:14:11.000+0000","updated":"2025-05-03T09:14:11.000+0200"}}"#).unwrap();
+        let doc = to_document(&issue, "https://acme.atlassian.net").unwrap();
+        assert_eq!(doc.url, "https://acme.atlassian.net/browse/ACME-12");
+        assert_eq!(doc.content, "Retries double charge.\nEU only.");
+        assert_eq!(doc.updated_at.as_deref(), Some("2025-05-03T07:14:11Z"));
+    }
+
+    #[test]
+    fn jql_escapes_and_bounds() {
+        let request = SearchRequest {
+            query: "x".into(),
+            terms: vec!["invoice".into(), "retry\"; DROP".into()],
+            phrases: vec![],
+            since: Some("2025-01-01T00:00:00Z".into()),
+            until: None,
+            max_results: 10,
+            settings: vec![],
+        };
+        assert_eq!(
+            jql(&request),
+            "text ~ \"invoice retry DROP\" AND updated >= \"2025-01-01\" ORDER BY updated DESC"
+        );
+    }
+}

@@ -1,0 +1,148 @@
+//! Notion: pages, through `POST /v1/search` and the pages' block children.
+//!
+//! Notion's search matches page titles only, so each page found is read
+//! (`GET /v1/blocks/{id}/children`, first page of blocks) to give the host
+//! real text to rank and cite.
+
+use quarry_connector_sdk::page::Page;
+use quarry_connector_sdk::prelude::*;
+use quarry_connector_sdk::text::{join_non_empty, keywords};
+
+const SEARCH: &str = "https://api.notion.com/v1/search";
+const NOTION_VERSION: &str = "2025-09-03";
+/// Pages whose bodies are read: each costs one fetch.
+const MAX_BODIES: usize = 12;
+const MAX_PAGES: usize = 2;
+
+struct Notion;
+
+impl Connector for Notion {
+    fn search(request: SearchRequest) -> Result<Vec<Document>, SearchError> {
+        let mut query = keywords(&request.terms, &request.phrases, " ");
+        if query.is_empty() {
+            query = request.query.clone();
+        }
+        let want = (request.max_results as usize).clamp(1, MAX_BODIES);
+        let pages = collect_pages(want, MAX_PAGES, |cursor: Option<String>| {
+            let mut body = json!({
+                "query": query,
+                "filter": { "property": "object", "value": "page" },
+                "sort": { "timestamp": "last_edited_time", "direction": "descending" },
+                "page_size": want.min(100),
+            });
+            if let Some(cursor) = cursor {
+                body["start_cursor"] = json!(cursor);
+            }
+            let response: Value = notion(Request::post(SEARCH).json(&body))?.json()?;
+            let next = if response.bool_at("/has_more") == Some(true) {
+                response.str_at("/next_cursor").map(String::from)
+            } else {
+                None
+            };
+            Ok(Page {
+                items: response.array_at("/results").to_vec(),
+                next,
+            })
+        })?;
+        let mut documents = Vec::new();
+        for page in pages
+            .iter()
+            .filter(|p| request.in_time_range(p.str_at("/last_edited_time")))
+        {
+            let Some(id) = page.str_at("/id") else {
+                continue;
+            };
+            let text = page_text(id)?;
+            if let Some(doc) = to_document(page, text) {
+                documents.push(doc);
+            }
+        }
+        Ok(documents)
+    }
+}
+
+fn notion(request: Request) -> Result<Response, SearchError> {
+    request
+        .header("notion-version", NOTION_VERSION)
+        .send()?
+        .error_for_status()
+}
+
+/// The text of a page's first 100 blocks, one block a line.
+fn page_text(id: &str) -> Result<String, SearchError> {
+    let url = Url::new(format!(
+        "https://api.notion.com/v1/blocks/{}/children",
+        quarry_connector_sdk::url::segment(id)
+    ))
+    .param("page_size", 100)
+    .build();
+    let body: Value = notion(Request::get(url))?.json()?;
+    Ok(join_non_empty(
+        body.array_at("/results")
+            .iter()
+            .map(block_text)
+            .collect::<Vec<_>>()
+            .iter()
+            .map(String::as_str),
+        "\n",
+    ))
+}
+
+/// Plain text of one block of any text-bearing type.
+fn block_text(block: &Value) -> String {
+    let Some(kind) = block.str_at("/type") else {
+        return String::new();
+    };
+    rich_text(block.array_at(&format!("/{kind}/rich_text")))
+}
+
+fn rich_text(parts: &[Value]) -> String {
+    parts
+        .iter()
+        .filter_map(|p| p.str_at("/plain_text"))
+        .collect()
+}
+
+/// The title property, whatever its name (`title`, `Name`, ...).
+fn title(page: &Value) -> String {
+    page.get("properties")
+        .and_then(Value::as_object)
+        .and_then(|props| props.values().find(|p| p.str_at("/type") == Some("title")))
+        .map(|p| rich_text(p.array_at("/title")))
+        .unwrap_or_default()
+}
+
+fn to_document(page: &Value, text: String) -> Option<Document> {
+    Some(
+        Document::new(page.str_at("/id")?, title(page), text, page.str_at("/url")?)
+            .author(page.str_at("/created_by/id"))
+            .times(
+                page.str_at("/created_time"),
+                page.str_at("/last_edited_time"),
+            )
+            .metadata(
+                json!({ "parent": page.str_at("/parent/type"), "object": page.str_at("/object") }),
+            ),
+    )
+}
+
+quarry_connector_sdk::export_connector!(Notion);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn maps_the_documented_page_shape() {
+        let page: Value = serde_json::from_str(r#"{"object":"page","id":"59833787-2cf9-4fdf-8782-e53db20768a5","created_time":"2025-03-01T10:00:00.000Z","last_edited_time":"2025-05-04T08:31:00.000Z","created_by":{"object":"user","id":"ee5f0f84"},"parent":{"type":"workspace","workspace":true},"properties":{"title":{"id":"title","type":"title","title":[{"type":"text","plain_text":"Q3 launch plan"}]}},"url":"https://www.notion.so/Q3-launch-plan-598337872cf94fdf8782e53db20768a5"}"#).unwrap();
+        let doc = to_document(&page, "body".into()).unwrap();
+        assert_eq!(doc.title, "Q3 launch plan");
+        assert_eq!(
+            doc.url,
+            "https://www.notion.so/Q3-launch-plan-598337872cf94fdf8782e53db20768a5"
+        );
+        assert_eq!(doc.updated_at.as_deref(), Some("2025-05-04T08:31:00Z"));
+        let block: Value = serde_json::from_str(r#"{"type":"paragraph","paragraph":{"rich_text":[{"plain_text":"Hello "},{"plain_text":"world"}]}}"#).unwrap();
+        assert_eq!(block_text(&block), "Hello world");
+    }
+}

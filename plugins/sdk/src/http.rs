@@ -1,0 +1,179 @@
+//! Read-only HTTP through the host, with the mapping of vendor failures to
+//! [`SearchError`] that every connector needs.
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::SearchError;
+use crate::bindings::quarry::connector::http as host;
+
+/// A request being built. Only GET, HEAD and POST exist: the contract has
+/// no way to express a write.
+#[derive(Debug, Clone)]
+pub struct Request {
+    method: host::Method,
+    url: String,
+    headers: Vec<host::Header>,
+    body: Option<Vec<u8>>,
+}
+
+impl Request {
+    pub fn get(url: impl Into<String>) -> Request {
+        Request::new(host::Method::Get, url)
+    }
+
+    pub fn head(url: impl Into<String>) -> Request {
+        Request::new(host::Method::Head, url)
+    }
+
+    /// A POST, for the search endpoints that take their query in a body
+    /// (the manifest must mark the route `kind = "query"` or `"graphql"`).
+    pub fn post(url: impl Into<String>) -> Request {
+        Request::new(host::Method::Post, url)
+    }
+
+    fn new(method: host::Method, url: impl Into<String>) -> Request {
+        Request {
+            method,
+            url: url.into(),
+            headers: vec![header("accept", "application/json")],
+            body: None,
+        }
+    }
+
+    pub fn header(mut self, name: &str, value: impl Into<String>) -> Request {
+        let name = name.to_ascii_lowercase();
+        self.headers.retain(|h| h.name != name);
+        self.headers.push(header(&name, value));
+        self
+    }
+
+    /// A JSON body (and its content type).
+    pub fn json(self, body: &impl Serialize) -> Request {
+        let bytes = serde_json::to_vec(body).expect("a serde_json::Value always serializes");
+        self.body(bytes, "application/json")
+    }
+
+    /// A form body (`application/x-www-form-urlencoded`).
+    pub fn form(self, fields: &[(&str, &str)]) -> Request {
+        let text = fields
+            .iter()
+            .map(|(k, v)| format!("{}={}", crate::url::encode(k), crate::url::encode(v)))
+            .collect::<Vec<_>>()
+            .join("&");
+        self.body(text.into_bytes(), "application/x-www-form-urlencoded")
+    }
+
+    pub fn body(mut self, body: Vec<u8>, content_type: &str) -> Request {
+        self.body = Some(body);
+        self.header("content-type", content_type)
+    }
+
+    /// Sends the request through the host.
+    pub fn send(self) -> Result<Response, SearchError> {
+        let request = host::Request {
+            method: self.method,
+            url: self.url,
+            headers: self.headers,
+            body: self.body,
+        };
+        match host::fetch(&request) {
+            Ok(response) => Ok(Response {
+                status: response.status,
+                headers: response.headers,
+                body: response.body,
+            }),
+            Err(error) => Err(fetch_error(error)),
+        }
+    }
+}
+
+fn header(name: &str, value: impl Into<String>) -> host::Header {
+    host::Header {
+        name: name.to_string(),
+        value: value.into(),
+    }
+}
+
+fn fetch_error(error: host::FetchError) -> SearchError {
+    match error {
+        host::FetchError::Denied(why) => SearchError::Denied(why),
+        host::FetchError::LimitExceeded(why) => SearchError::Denied(why),
+        host::FetchError::Timeout => {
+            SearchError::Upstream("the upstream did not answer in time".into())
+        }
+        host::FetchError::Network(why) => SearchError::Upstream(why),
+    }
+}
+
+/// An upstream's answer.
+#[derive(Debug, Clone)]
+pub struct Response {
+    pub status: u16,
+    pub headers: Vec<host::Header>,
+    pub body: Vec<u8>,
+}
+
+impl Response {
+    /// The first header of that name (case-insensitive).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|h| h.name.eq_ignore_ascii_case(name))
+            .map(|h| h.value.as_str())
+    }
+
+    /// Seconds from a `Retry-After` header given in seconds.
+    pub fn retry_after(&self) -> Option<u32> {
+        self.header("retry-after")?.trim().parse().ok()
+    }
+
+    /// Maps the statuses every vendor shares: 401 → `unauthorized`,
+    /// 429 → `rate-limited`, 5xx → `upstream`, other 4xx → `invalid-request`.
+    /// Vendors with their own conventions (Slack's `ok: false`, GitHub's
+    /// 403 rate limit) check those first.
+    pub fn error_for_status(self) -> Result<Response, SearchError> {
+        match self.status {
+            200..=299 => Ok(self),
+            401 => Err(SearchError::Unauthorized(self.error_message())),
+            429 => Err(SearchError::RateLimited(self.retry_after())),
+            500..=599 => Err(SearchError::Upstream(format!(
+                "HTTP {}: {}",
+                self.status,
+                self.error_message()
+            ))),
+            _ => Err(SearchError::InvalidRequest(format!(
+                "HTTP {}: {}",
+                self.status,
+                self.error_message()
+            ))),
+        }
+    }
+
+    /// The body as JSON of type `T`.
+    pub fn json<T: DeserializeOwned>(&self) -> Result<T, SearchError> {
+        serde_json::from_slice(&self.body).map_err(|e| {
+            SearchError::InvalidResponse(format!("the body is not the expected JSON: {e}"))
+        })
+    }
+
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+
+    /// A short description of an error body, for messages: the vendor's
+    /// `message`/`error` field when the body is JSON, else its start.
+    pub fn error_message(&self) -> String {
+        if let Ok(value) = serde_json::from_slice::<serde_json::Value>(&self.body) {
+            for key in ["message", "error_description", "error", "errorMessages"] {
+                match value.get(key) {
+                    Some(serde_json::Value::String(s)) => return s.clone(),
+                    Some(serde_json::Value::Array(a)) if !a.is_empty() => return a[0].to_string(),
+                    _ => {}
+                }
+            }
+        }
+        let text = self.text();
+        crate::text::truncate(text.trim(), 200).to_string()
+    }
+}

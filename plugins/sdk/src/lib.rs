@@ -1,0 +1,139 @@
+//! Write a Quarry connector in a few dozen lines.
+//!
+//! A connector implements [`Connector`] (one function: `search`) and
+//! exports it with [`export_connector!`]:
+//!
+//! ```ignore
+//! use quarry_connector_sdk::prelude::*;
+//!
+//! struct Example;
+//!
+//! impl Connector for Example {
+//!     fn search(request: SearchRequest) -> Result<Vec<Document>, SearchError> {
+//!         let url = Url::new("https://api.example.com/search").param("q", &request.query).build();
+//!         let body: serde_json::Value = Request::get(url).send()?.error_for_status()?.json()?;
+//!         Ok(vec![])
+//!     }
+//! }
+//!
+//! quarry_connector_sdk::export_connector!(Example);
+//! ```
+//!
+//! The host does the rest: it adds the user's credential, enforces the
+//! manifest's routes, and ranks and cites what `search` returns.
+
+pub mod http;
+pub mod json;
+pub mod log;
+pub mod page;
+pub mod text;
+pub mod time;
+pub mod url;
+
+#[doc(hidden)]
+pub mod bindings {
+    wit_bindgen::generate!({
+        world: "connector",
+        path: "../../wit/v1",
+        pub_export_macro: true,
+        export_macro_name: "export_connector",
+        default_bindings_module: "quarry_connector_sdk::bindings",
+    });
+}
+
+pub use bindings::export_connector;
+pub use bindings::exports::quarry::connector::search::{
+    Document, Guest as Connector, SearchError, SearchRequest,
+};
+
+/// Everything a connector usually needs.
+pub mod prelude {
+    pub use crate::http::{Request, Response};
+    pub use crate::json::JsonExt;
+    pub use crate::page::collect_pages;
+    pub use crate::url::Url;
+    pub use crate::{Connector, Document, SearchError, SearchRequest, SearchRequestExt};
+    pub use serde_json::{Value, json};
+}
+
+/// Conveniences on the request the host sends.
+pub trait SearchRequestExt {
+    /// A non-secret setting of this user's connection.
+    fn setting(&self, name: &str) -> Option<&str>;
+    /// Like [`SearchRequestExt::setting`], but a missing setting is an error.
+    fn required_setting(&self, name: &str) -> Result<&str, SearchError>;
+    /// Whether a record changed at `updated_at` (RFC 3339) falls in the
+    /// request's time range. Records without a time are kept.
+    fn in_time_range(&self, updated_at: Option<&str>) -> bool;
+}
+
+impl SearchRequestExt for SearchRequest {
+    fn setting(&self, name: &str) -> Option<&str> {
+        self.settings
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    fn required_setting(&self, name: &str) -> Result<&str, SearchError> {
+        self.setting(name).filter(|v| !v.is_empty()).ok_or_else(|| {
+            SearchError::InvalidRequest(format!("the connection has no {name:?} setting"))
+        })
+    }
+
+    fn in_time_range(&self, updated_at: Option<&str>) -> bool {
+        let Some(at) = updated_at.and_then(time::normalize) else {
+            return true;
+        };
+        let after_since = self
+            .since
+            .as_deref()
+            .and_then(time::normalize)
+            .is_none_or(|s| at >= s);
+        let before_until = self
+            .until
+            .as_deref()
+            .and_then(time::normalize)
+            .is_none_or(|u| at <= u);
+        after_since && before_until
+    }
+}
+
+impl Document {
+    /// A document with the required fields; set the optional ones after.
+    pub fn new(
+        id: impl Into<String>,
+        title: impl Into<String>,
+        content: impl Into<String>,
+        url: impl Into<String>,
+    ) -> Document {
+        Document {
+            id: id.into(),
+            title: title.into(),
+            content: content.into(),
+            url: url.into(),
+            author: None,
+            created_at: None,
+            updated_at: None,
+            metadata: "{}".into(),
+        }
+    }
+
+    pub fn author(mut self, author: Option<impl Into<String>>) -> Document {
+        self.author = author.map(Into::into);
+        self
+    }
+
+    /// Creation and last-change times, in any RFC 3339-like form the
+    /// vendor uses (normalized to RFC 3339 UTC).
+    pub fn times(mut self, created: Option<&str>, updated: Option<&str>) -> Document {
+        self.created_at = created.and_then(time::normalize);
+        self.updated_at = updated.and_then(time::normalize);
+        self
+    }
+
+    pub fn metadata(mut self, metadata: serde_json::Value) -> Document {
+        self.metadata = metadata.to_string();
+        self
+    }
+}
