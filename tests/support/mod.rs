@@ -1,1 +1,153 @@
+//! What the black-box tests share: the built plugins, the fake upstreams,
+//! and a registry wired to reach them.
+//!
+//! The plugins are built once by `tools/plugin-builder` (the README's test
+//! command does it first); tests copy the ones they need into a plugins
+//! folder of their own.
 
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use fake_saas::{FakeSaas, FakeSaasConfig};
+use quarry::connectors::{
+    ConnectorError, Document, NetworkConfig, Registry, RegistryConfig, Runtime, RuntimeConfig,
+    SearchRequest,
+};
+use quarry::secret::Secret;
+
+/// The repository's root.
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("tests/ is in the repository")
+        .to_path_buf()
+}
+
+/// Where `plugin-builder --with-test-plugins` put the components.
+pub fn built_plugins() -> PathBuf {
+    let dir = std::env::var_os("QUARRY_BUILT_PLUGINS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo_root().join("target/plugins"));
+    assert!(
+        dir.join("hostile.wasm").exists(),
+        "no built plugins in {}: run `cargo run -p quarry-plugin-builder -- --with-test-plugins` first \
+         (the README's test command does)",
+        dir.display()
+    );
+    dir
+}
+
+/// Copies the built plugin `id` into `plugins` (as `as_id`).
+pub fn install_plugin(plugins: &Path, id: &str, as_id: &str) {
+    let built = built_plugins();
+    std::fs::copy(
+        built.join(format!("{id}.wasm")),
+        plugins.join(format!("{as_id}.wasm")),
+    )
+    .expect("copy wasm");
+    let manifest =
+        std::fs::read_to_string(built.join(format!("{id}.toml"))).expect("read manifest");
+    let manifest = manifest.replacen(&format!("id = \"{id}\""), &format!("id = \"{as_id}\""), 1);
+    std::fs::write(plugins.join(format!("{as_id}.toml")), manifest).expect("write manifest");
+}
+
+/// The host's view of the network: every vendor host name goes to the fake
+/// upstreams on loopback, whose CA is trusted.
+pub fn network_for(fake: &FakeSaas) -> NetworkConfig {
+    NetworkConfig {
+        host_overrides: FakeSaas::hosts()
+            .iter()
+            .map(|h| (h.to_string(), fake.addr()))
+            .collect(),
+        extra_root_certs: vec![fake.ca_cert_pem().as_bytes().to_vec()],
+    }
+}
+
+/// Compiled components are cached across test runs and processes.
+pub fn component_cache() -> PathBuf {
+    repo_root().join("target/test-component-cache")
+}
+
+/// The fake upstreams, a runtime and a registry over a plugins folder of
+/// the test's own.
+pub struct Harness {
+    pub fake: FakeSaas,
+    pub registry: Arc<Registry>,
+    pub plugins: tempfile::TempDir,
+}
+
+impl Harness {
+    /// Starts with the given built plugins installed.
+    pub async fn start(ids: &[&str]) -> Harness {
+        let fake = FakeSaas::start(FakeSaasConfig {
+            listen: "127.0.0.1:0".parse().unwrap(),
+            latency: Duration::ZERO,
+        })
+        .await
+        .expect("start fake-saas");
+        let plugins = tempfile::tempdir().expect("temp dir");
+        for id in ids {
+            install_plugin(plugins.path(), id, id);
+        }
+        let runtime = Runtime::new(RuntimeConfig {
+            cache_dir: Some(component_cache()),
+            network: network_for(&fake),
+            ..RuntimeConfig::default()
+        })
+        .expect("runtime");
+        let registry = Registry::open(
+            runtime,
+            RegistryConfig {
+                plugins_dir: plugins.path().to_path_buf(),
+                poll_interval: Duration::from_millis(100),
+            },
+        )
+        .await
+        .expect("registry");
+        assert!(
+            registry.problems().is_empty(),
+            "plugins refused: {:?}",
+            registry.problems()
+        );
+        Harness {
+            fake,
+            registry,
+            plugins,
+        }
+    }
+
+    /// Searches `connector` as `user` (whose seeded token it uses).
+    pub async fn search_as(
+        &self,
+        connector: &str,
+        user: &str,
+        request: &SearchRequest,
+    ) -> Result<Vec<Document>, ConnectorError> {
+        let vendor = match connector {
+            "hostile" | "wasi-probe" => "github",
+            other => other,
+        };
+        let token = Secret::new(format!("fake-{vendor}-{user}"));
+        self.registry.search(connector, request, Some(token)).await
+    }
+
+    pub async fn search(
+        &self,
+        connector: &str,
+        request: &SearchRequest,
+    ) -> Result<Vec<Document>, ConnectorError> {
+        self.search_as(connector, "alice", request).await
+    }
+}
+
+/// A search as the host would plan it for a plain keyword question.
+pub fn request(query: &str, max_results: u32) -> SearchRequest {
+    SearchRequest {
+        query: query.to_string(),
+        terms: query.split_whitespace().map(|t| t.to_lowercase()).collect(),
+        max_results,
+        settings: vec![("scope".into(), "repo:acme/shop".into())],
+        ..SearchRequest::default()
+    }
+}

@@ -96,8 +96,11 @@ impl Upstream {
                 call.limits.max_fetches
             )));
         }
-        call.used += 1;
+        // Only requests that may leave count: a refused one costs the
+        // upstream nothing, and the call's deadline bounds a guest that
+        // keeps asking.
         let admitted = policy::admit(&call.manifest, request)?;
+        call.used += 1;
         let deadline = call.limits.fetch_timeout();
         match tokio::time::timeout(deadline, self.follow(call, admitted)).await {
             Ok(result) => result,
@@ -337,6 +340,26 @@ pub fn is_public(ip: IpAddr) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn names_resolving_to_private_addresses_are_refused_unless_mapped() {
+        let mapped: SocketAddr = "127.0.0.1:9".parse().unwrap();
+        let resolver = GuardedResolver {
+            overrides: Arc::new([("fake.example.com".to_string(), mapped)].into()),
+        };
+        let error = resolver
+            .resolve("localhost".parse().unwrap())
+            .await
+            .err()
+            .expect("loopback is refused");
+        assert!(error.to_string().contains("non-public"), "{error}");
+        let addrs: Vec<SocketAddr> = resolver
+            .resolve("fake.example.com".parse().unwrap())
+            .await
+            .unwrap()
+            .collect();
+        assert_eq!(addrs, [mapped]);
+    }
 
     #[test]
     fn only_public_addresses_pass() {

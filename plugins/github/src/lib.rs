@@ -34,12 +34,11 @@ impl Connector for GitHub {
                 .header("accept", "application/vnd.github+json")
                 .header("x-github-api-version", "2022-11-28")
                 .send()?;
-            let body: Value = check(response)?.json()?;
-            let items = body.array_at("/items").to_vec();
-            let more =
-                (page as usize) * per_page < body.i64_at("/total_count").unwrap_or(0) as usize;
+            let response = check(response)?;
+            let more = response.header("link").is_some_and(has_next_link);
+            let body: Value = response.json()?;
             Ok(Page {
-                items,
+                items: body.array_at("/items").to_vec(),
                 next: more.then_some(page + 1),
             })
         })?;
@@ -62,6 +61,13 @@ fn search_query(request: &SearchRequest) -> Result<String, SearchError> {
         parts.push(format!("updated:<={}", date_part(until)));
     }
     Ok(parts.join(" "))
+}
+
+/// Whether a `Link` header has a `rel="next"` entry: GitHub's way of saying
+/// there is another page.
+fn has_next_link(link: &str) -> bool {
+    link.split(',')
+        .any(|part| part.split(';').skip(1).any(|p| p.trim() == "rel=\"next\""))
 }
 
 /// GitHub answers a spent rate limit with 403 (primary) or 429 (secondary).
@@ -109,11 +115,20 @@ fn to_document(item: &Value) -> Option<Document> {
     )
 }
 
-quarry_connector_sdk::export_connector!(GitHub);
+quarry_connector_sdk::export!(GitHub);
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn finds_the_next_page_in_link_headers() {
+        let link = r#"<https://api.github.com/search/issues?q=a&page=2>; rel="next", <https://api.github.com/search/issues?q=a&page=5>; rel="last""#;
+        assert!(has_next_link(link));
+        assert!(!has_next_link(
+            r#"<https://api.github.com/search/issues?q=a&page=1>; rel="prev""#
+        ));
+    }
 
     #[test]
     fn maps_the_documented_item_shape() {

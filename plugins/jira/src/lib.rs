@@ -147,7 +147,7 @@ fn to_document(issue: &Value, site: &str) -> Option<Document> {
     )
 }
 
-quarry_connector_sdk::export_connector!(Jira);
+quarry_connector_sdk::export!(Jira);
 
 #[cfg(test)]
 mod tests {

@@ -79,7 +79,7 @@ fn to_document(node: &Value) -> Option<Document> {
     )
 }
 
-quarry_connector_sdk::export_connector!(Linear);
+quarry_connector_sdk::export!(Linear);
 
 #[cfg(test)]
 mod tests {

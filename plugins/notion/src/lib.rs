@@ -12,7 +12,7 @@ const SEARCH: &str = "https://api.notion.com/v1/search";
 const NOTION_VERSION: &str = "2025-09-03";
 /// Pages whose bodies are read: each costs one fetch.
 const MAX_BODIES: usize = 12;
-const MAX_PAGES: usize = 2;
+const MAX_PAGES: usize = 3;
 
 struct Notion;
 
@@ -126,7 +126,7 @@ fn to_document(page: &Value, text: String) -> Option<Document> {
     )
 }
 
-quarry_connector_sdk::export_connector!(Notion);
+quarry_connector_sdk::export!(Notion);
 
 #[cfg(test)]
 mod tests {

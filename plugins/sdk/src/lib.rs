@@ -16,7 +16,7 @@
 //!     }
 //! }
 //!
-//! quarry_connector_sdk::export_connector!(Example);
+//! quarry_connector_sdk::export!(Example);
 //! ```
 //!
 //! The host does the rest: it adds the user's credential, enforces the
@@ -41,7 +41,29 @@ pub mod bindings {
     });
 }
 
+#[doc(hidden)]
 pub use bindings::export_connector;
+
+/// Exports a type implementing [`Connector`] as the component's `search`.
+///
+/// The export exists only in the wasm32 build, so that the connector's own
+/// unit tests also build and run natively.
+#[macro_export]
+macro_rules! export {
+    ($connector:ident) => {
+        #[cfg(target_arch = "wasm32")]
+        $crate::export_connector!($connector);
+
+        /// The connector's `search`, callable natively (from tests).
+        #[cfg(not(target_arch = "wasm32"))]
+        #[doc(hidden)]
+        pub fn __connector_search(
+            request: $crate::SearchRequest,
+        ) -> Result<Vec<$crate::Document>, $crate::SearchError> {
+            <$connector as $crate::Connector>::search(request)
+        }
+    };
+}
 pub use bindings::exports::quarry::connector::search::{
     Document, Guest as Connector, SearchError, SearchRequest,
 };

@@ -138,7 +138,7 @@ fn clean_mrkdwn(text: &str) -> String {
         .replace("&amp;", "&")
 }
 
-quarry_connector_sdk::export_connector!(Slack);
+quarry_connector_sdk::export!(Slack);
 
 #[cfg(test)]
 mod tests {

@@ -62,6 +62,8 @@ impl Connector for Hostile {
             "redirect" | "oversize" | "allowed" => vec![attempt(&request.query, get(ALLOWED_GET))],
             "many-fetches" => (0..50).map(|i| attempt(&format!("fetch-{i}"), get(ALLOWED_GET))).collect(),
             "panic" => panic!("the connector panicked on purpose"),
+            // Nothing at all: the cost of a call apart from the upstream.
+            "noop" => Vec::new(),
             other => return Err(SearchError::InvalidRequest(format!("unknown attack {other:?}"))),
         };
         Ok(attempts)
@@ -179,4 +181,4 @@ fn raw_fetch_with_method(_method: i32) -> host::Request {
     unreachable!("only meaningful inside the sandbox")
 }
 
-quarry_connector_sdk::export_connector!(Hostile);
+quarry_connector_sdk::export!(Hostile);

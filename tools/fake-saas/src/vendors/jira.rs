@@ -1,0 +1,1089 @@
+//! Jira Cloud through api.atlassian.com (accessible-resources, `search/jql`, issue) and
+//! Atlassian OAuth on auth.atlassian.com (authorize, token, and a fake `oauth/revoke`).
+
+use axum::http::Method;
+use axum::response::Response;
+use base64::Engine;
+use serde_json::{Map, Value, json};
+
+use super::{auth, oauth, ranked};
+use crate::Shared;
+use crate::dataset::{self, JiraIssue};
+use crate::http::{self, Req};
+use crate::search::{Doc, Query};
+use crate::time::{self, Range};
+use crate::tokens::{Auth, Vendor};
+
+const ALL_FIELDS: &[&str] = &[
+    "summary",
+    "description",
+    "creator",
+    "reporter",
+    "assignee",
+    "created",
+    "updated",
+    "status",
+    "issuetype",
+    "priority",
+    "project",
+    "labels",
+    "resolution",
+    "resolutiondate",
+];
+
+fn errors(status: u16, messages: &[&str]) -> Response {
+    http::json(
+        status,
+        &json!({"errorMessages": messages, "errors": {}, "warningMessages": []}),
+    )
+}
+
+fn unauthorized() -> Response {
+    http::json(401, &json!({"code": 401, "message": "Unauthorized"}))
+}
+
+/// Jira's error for a status (faults).
+pub(crate) fn error(status: u16, retry_after: Option<u32>) -> Response {
+    match status {
+        401 => unauthorized(),
+        429 => {
+            let mut r = errors(429, &["Rate limit exceeded."]);
+            let reset = time::now_unix() + retry_after.unwrap_or(30) as i64;
+            http::set(&mut r, "x-ratelimit-limit", "350");
+            http::set(&mut r, "x-ratelimit-remaining", "0");
+            http::set(&mut r, "x-ratelimit-reset", time::rfc3339(reset));
+            http::set(&mut r, "ratelimit-reason", "jira-burst-based");
+            r
+        }
+        404 => http::json(404, &json!({"code": 404, "message": "Not Found"})),
+        500 => errors(500, &["Internal server error"]),
+        503 => http::json(503, &json!({"code": 503, "message": "Service Unavailable"})),
+        s => errors(s, &[http::status(s).canonical_reason().unwrap_or("Error")]),
+    }
+}
+
+pub(crate) fn handle(shared: &Shared, req: &Req) -> Response {
+    let path = req.path.trim_end_matches('/');
+    if req.host == "auth.atlassian.com" {
+        return match (&req.method, path) {
+            (&Method::GET, "/authorize") => oauth::authorize(shared, Vendor::Jira, req),
+            (&Method::POST, "/oauth/token") => oauth::token(shared, Vendor::Jira, req),
+            (&Method::POST, "/oauth/revoke") => match oauth::token_to_revoke(req, "token") {
+                Some(t) => {
+                    shared.tokens().revoke(Vendor::Jira, &t);
+                    http::empty(200)
+                }
+                None => http::json(
+                    400,
+                    &json!({"error": "invalid_request", "error_description": "token is required"}),
+                ),
+            },
+            _ => http::json(
+                404,
+                &json!({"error": "not_found", "error_description": "Not Found"}),
+            ),
+        };
+    }
+    // api.atlassian.com
+    let user = match auth(shared, Vendor::Jira, req) {
+        Auth::Ok(u) => u,
+        _ => return unauthorized(),
+    };
+    if path == "/oauth/token/accessible-resources" && req.method == Method::GET {
+        return http::json(
+            200,
+            &json!([{
+                "id": dataset::JIRA_CLOUD_ID,
+                "url": dataset::JIRA_SITE,
+                "name": "acme",
+                "scopes": ["read:jira-work"],
+                "avatarUrl": "https://site-admin-avatar-cdn.prod.public.atl-paas.net/avatars/240/rocket.png",
+            }]),
+        );
+    }
+    let segs: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    let ["ex", "jira", cloud, rest @ ..] = segs.as_slice() else {
+        return http::json(404, &json!({"code": 404, "message": "Not Found"}));
+    };
+    if *cloud != dataset::JIRA_CLOUD_ID {
+        return http::json(404, &json!({"code": 404, "message": "Not Found"}));
+    }
+    match (&req.method, rest) {
+        (&Method::GET | &Method::POST, ["rest", "api", "3", "search", "jql"]) => search(req),
+        (_, ["rest", "api", "3" | "2", "search"]) => errors(
+            410,
+            &[
+                "The requested API has been removed. Please migrate to the /rest/api/3/search/jql API. A full migration guideline is available at https://developer.atlassian.com/changelog/#CHANGE-2046",
+            ],
+        ),
+        (&Method::GET, ["rest", "api", "3", "issue", key]) => {
+            let key = key.to_ascii_uppercase();
+            match dataset::jira_issues()
+                .iter()
+                .find(|i| i.key == key || i.id == key)
+            {
+                Some(i) => {
+                    let fields = requested_fields(
+                        req.query_pairs()
+                            .into_iter()
+                            .filter(|(k, _)| k == "fields")
+                            .map(|(_, v)| v)
+                            .collect(),
+                        true,
+                    );
+                    http::json(200, &issue_json(i, &fields))
+                }
+                None => errors(
+                    404,
+                    &["Issue does not exist or you do not have permission to see it."],
+                ),
+            }
+        }
+        (&Method::GET, ["rest", "api", "3", "myself"]) => http::json(
+            200,
+            &json!({
+                "self": format!("{}/rest/api/3/user?accountId=712020:{}", api_base(), dataset::uuid(&format!("jira-login:{user}"))),
+                "accountId": format!("712020:{}", dataset::uuid(&format!("jira-login:{user}"))),
+                "accountType": "atlassian",
+                "displayName": user,
+                "active": true,
+                "timeZone": "Europe/Berlin",
+                "locale": "en_US",
+            }),
+        ),
+        _ => errors(404, &["Not Found"]),
+    }
+}
+
+fn api_base() -> String {
+    format!(
+        "https://api.atlassian.com/ex/jira/{}",
+        dataset::JIRA_CLOUD_ID
+    )
+}
+
+// ---------------------------------------------------------------------------------------
+// JQL
+
+#[derive(Clone, Debug, PartialEq)]
+enum Tok {
+    Word(String),
+    Str(String),
+    Op(String),
+    LParen,
+    RParen,
+    Comma,
+}
+
+fn lex(s: &str) -> Result<Vec<Tok>, String> {
+    let cs: Vec<char> = s.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < cs.len() {
+        let c = cs[i];
+        match c {
+            c if c.is_whitespace() => i += 1,
+            '(' => {
+                out.push(Tok::LParen);
+                i += 1
+            }
+            ')' => {
+                out.push(Tok::RParen);
+                i += 1
+            }
+            ',' => {
+                out.push(Tok::Comma);
+                i += 1
+            }
+            '"' | '\'' => {
+                let q = c;
+                i += 1;
+                let mut v = String::new();
+                loop {
+                    match cs.get(i) {
+                        None => {
+                            return Err(format!(
+                                "Error in the JQL Query: The quoted string '{v}' has not been completed."
+                            ));
+                        }
+                        Some('\\') => {
+                            if let Some(n) = cs.get(i + 1) {
+                                v.push(*n);
+                            }
+                            i += 2;
+                        }
+                        Some(ch) if *ch == q => {
+                            i += 1;
+                            break;
+                        }
+                        Some(ch) => {
+                            v.push(*ch);
+                            i += 1;
+                        }
+                    }
+                }
+                out.push(Tok::Str(v));
+            }
+            '=' | '~' => {
+                out.push(Tok::Op(c.to_string()));
+                i += 1;
+            }
+            '!' | '>' | '<' => {
+                if cs.get(i + 1) == Some(&'=') || (c == '!' && cs.get(i + 1) == Some(&'~')) {
+                    out.push(Tok::Op(format!("{c}{}", cs[i + 1])));
+                    i += 2;
+                } else if c == '!' {
+                    return Err(
+                        "Error in the JQL Query: The character '!' is a reserved JQL character."
+                            .into(),
+                    );
+                } else {
+                    out.push(Tok::Op(c.to_string()));
+                    i += 1;
+                }
+            }
+            c if c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | '/' | '*' | '+' | ':') => {
+                let st = i;
+                while i < cs.len()
+                    && (cs[i].is_alphanumeric()
+                        || matches!(cs[i], '_' | '-' | '.' | '/' | '*' | '+' | ':'))
+                {
+                    i += 1;
+                }
+                out.push(Tok::Word(cs[st..i].iter().collect()));
+            }
+            other => {
+                return Err(format!(
+                    "Error in the JQL Query: The character '{other}' is a reserved JQL character. You must enclose it in a string or use the escape '\\u{:04x}' instead.",
+                    other as u32
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+#[derive(Clone, Debug)]
+enum Val {
+    Text(String),
+    Func(String, Vec<String>),
+    Empty,
+}
+
+#[derive(Clone, Debug)]
+enum Expr {
+    And(Box<Expr>, Box<Expr>),
+    Or(Box<Expr>, Box<Expr>),
+    Not(Box<Expr>),
+    Clause {
+        field: String,
+        op: String,
+        vals: Vec<Val>,
+    },
+}
+
+struct Jql {
+    expr: Option<Expr>,
+    order: Vec<(String, bool)>,
+}
+
+struct P {
+    t: Vec<Tok>,
+    i: usize,
+}
+
+fn kw(t: Option<&Tok>, k: &str) -> bool {
+    matches!(t, Some(Tok::Word(w)) if w.eq_ignore_ascii_case(k))
+}
+
+const FIELDS: &[&str] = &[
+    "text",
+    "summary",
+    "description",
+    "comment",
+    "project",
+    "key",
+    "issuekey",
+    "id",
+    "status",
+    "statuscategory",
+    "type",
+    "issuetype",
+    "priority",
+    "labels",
+    "creator",
+    "reporter",
+    "assignee",
+    "resolution",
+    "created",
+    "createddate",
+    "updated",
+    "updateddate",
+    "resolved",
+    "resolutiondate",
+];
+
+impl P {
+    fn peek(&self) -> Option<&Tok> {
+        self.t.get(self.i)
+    }
+    fn bump(&mut self) -> Option<Tok> {
+        let t = self.t.get(self.i).cloned();
+        self.i += 1;
+        t
+    }
+    fn parse(&mut self) -> Result<Jql, String> {
+        let expr = if self.peek().is_none() || kw(self.peek(), "order") {
+            None
+        } else {
+            Some(self.or()?)
+        };
+        let mut order = Vec::new();
+        if kw(self.peek(), "order") {
+            self.bump();
+            if !kw(self.peek(), "by") {
+                return Err(
+                    "Error in the JQL Query: Expecting 'by' but got the end of the query.".into(),
+                );
+            }
+            self.bump();
+            loop {
+                let f = match self.bump() {
+                    Some(Tok::Word(w)) | Some(Tok::Str(w)) => w.to_ascii_lowercase(),
+                    _ => {
+                        return Err(
+                            "Error in the JQL Query: Expecting a field name after 'order by'."
+                                .into(),
+                        );
+                    }
+                };
+                let mut asc = matches!(f.as_str(), "key" | "issuekey" | "id");
+                if kw(self.peek(), "asc") {
+                    asc = true;
+                    self.bump();
+                } else if kw(self.peek(), "desc") {
+                    asc = false;
+                    self.bump();
+                }
+                order.push((f, asc));
+                if self.peek() == Some(&Tok::Comma) {
+                    self.bump();
+                } else {
+                    break;
+                }
+            }
+        }
+        if let Some(t) = self.peek() {
+            return Err(format!(
+                "Error in the JQL Query: Expecting either 'OR' or 'AND' but got '{}'.",
+                show(t)
+            ));
+        }
+        Ok(Jql { expr, order })
+    }
+    fn or(&mut self) -> Result<Expr, String> {
+        let mut e = self.and()?;
+        while kw(self.peek(), "or") || self.peek() == Some(&Tok::Op("||".into())) {
+            self.bump();
+            e = Expr::Or(Box::new(e), Box::new(self.and()?));
+        }
+        Ok(e)
+    }
+    fn and(&mut self) -> Result<Expr, String> {
+        let mut e = self.not()?;
+        while kw(self.peek(), "and") {
+            self.bump();
+            e = Expr::And(Box::new(e), Box::new(self.not()?));
+        }
+        Ok(e)
+    }
+    fn not(&mut self) -> Result<Expr, String> {
+        if kw(self.peek(), "not") {
+            self.bump();
+            return Ok(Expr::Not(Box::new(self.not()?)));
+        }
+        if self.peek() == Some(&Tok::LParen) {
+            self.bump();
+            let e = self.or()?;
+            if self.bump() != Some(Tok::RParen) {
+                return Err(
+                    "Error in the JQL Query: Expecting ')' before the end of the query.".into(),
+                );
+            }
+            return Ok(e);
+        }
+        self.clause()
+    }
+    fn clause(&mut self) -> Result<Expr, String> {
+        let field =
+            match self.bump() {
+                Some(Tok::Word(w)) | Some(Tok::Str(w)) => w,
+                Some(t) => {
+                    return Err(format!(
+                        "Error in the JQL Query: Expecting a field name but got '{}'.",
+                        show(&t)
+                    ));
+                }
+                None => return Err(
+                    "Error in the JQL Query: Expecting a field name but got the end of the query."
+                        .into(),
+                ),
+            };
+        let lf = field.to_ascii_lowercase();
+        if !FIELDS.contains(&lf.as_str()) {
+            return Err(format!(
+                "Field '{field}' does not exist or you do not have permission to view it."
+            ));
+        }
+        let op = match self.bump() {
+            Some(Tok::Op(o)) => o,
+            Some(Tok::Word(w)) if w.eq_ignore_ascii_case("in") => "in".into(),
+            Some(Tok::Word(w)) if w.eq_ignore_ascii_case("is") => {
+                if kw(self.peek(), "not") {
+                    self.bump();
+                    "is not".into()
+                } else {
+                    "is".into()
+                }
+            }
+            Some(Tok::Word(w)) if w.eq_ignore_ascii_case("not") && kw(self.peek(), "in") => {
+                self.bump();
+                "not in".into()
+            }
+            _ => {
+                return Err(format!(
+                    "Error in the JQL Query: Expecting operator but got the end of the query or an invalid operator after '{field}'."
+                ));
+            }
+        };
+        let text_field = matches!(lf.as_str(), "text" | "summary" | "description" | "comment");
+        if (op == "~" || op == "!~") != text_field
+            && !(text_field && (op == "is" || op == "is not"))
+        {
+            return Err(format!(
+                "The operator '{op}' is not supported by the '{field}' field."
+            ));
+        }
+        let vals = if op == "in" || op == "not in" {
+            if self.bump() != Some(Tok::LParen) {
+                return Err("Error in the JQL Query: Expecting '(' after 'in'.".into());
+            }
+            let mut v = Vec::new();
+            loop {
+                v.push(self.value()?);
+                match self.bump() {
+                    Some(Tok::Comma) => continue,
+                    Some(Tok::RParen) => break,
+                    _ => {
+                        return Err(
+                            "Error in the JQL Query: Expecting ')' or ',' in the list.".into()
+                        );
+                    }
+                }
+            }
+            v
+        } else {
+            vec![self.value()?]
+        };
+        Ok(Expr::Clause {
+            field: lf,
+            op,
+            vals,
+        })
+    }
+    fn value(&mut self) -> Result<Val, String> {
+        match self.bump() {
+            Some(Tok::Str(s)) => Ok(Val::Text(s)),
+            Some(Tok::Word(w)) => {
+                if w.eq_ignore_ascii_case("empty") || w.eq_ignore_ascii_case("null") {
+                    return Ok(Val::Empty);
+                }
+                if self.peek() == Some(&Tok::LParen) {
+                    self.bump();
+                    let mut args = Vec::new();
+                    while self.peek() != Some(&Tok::RParen) {
+                        match self.bump() {
+                            Some(Tok::Word(a)) | Some(Tok::Str(a)) => args.push(a),
+                            Some(Tok::Comma) => {}
+                            _ => {
+                                return Err(format!(
+                                    "Error in the JQL Query: Unterminated call to function '{w}'."
+                                ));
+                            }
+                        }
+                    }
+                    self.bump();
+                    return Ok(Val::Func(w.to_ascii_lowercase(), args));
+                }
+                Ok(Val::Text(w))
+            }
+            Some(t) => Err(format!(
+                "Error in the JQL Query: Expecting a value but got '{}'.",
+                show(&t)
+            )),
+            None => Err(
+                "Error in the JQL Query: Expecting a value but got the end of the query.".into(),
+            ),
+        }
+    }
+}
+
+fn show(t: &Tok) -> String {
+    match t {
+        Tok::Word(w) | Tok::Str(w) | Tok::Op(w) => w.clone(),
+        Tok::LParen => "(".into(),
+        Tok::RParen => ")".into(),
+        Tok::Comma => ",".into(),
+    }
+}
+
+fn parse_jql(s: &str) -> Result<Jql, String> {
+    P { t: lex(s)?, i: 0 }.parse()
+}
+
+/// `-7d`, `2w`, `-4h`, `30m` as seconds.
+fn relative(s: &str) -> Option<i64> {
+    let s = s.trim();
+    let (num, unit) = s.split_at(s.len().checked_sub(1)?);
+    let n: i64 = num.parse().ok()?;
+    let mult = match unit {
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86400,
+        "w" => 7 * 86400,
+        _ => return None,
+    };
+    Some(n * mult)
+}
+
+fn date_value(v: &Val) -> Result<i64, String> {
+    match v {
+        Val::Text(s) => {
+            if let Some(off) = relative(s) {
+                return Ok(time::now_unix() + off);
+            }
+            time::parse(s)
+                .map(|i| i.start)
+                .ok_or_else(|| format!("Date value '{s}' for field is invalid. Valid formats include: 'yyyy/MM/dd HH:mm', 'yyyy-MM-dd HH:mm', 'yyyy/MM/dd', 'yyyy-MM-dd', or a period format e.g. '-5d', '4w 2d'."))
+        }
+        Val::Func(f, args) => {
+            let now = time::now_unix();
+            let off = args.first().and_then(|a| relative(a)).unwrap_or(0);
+            let day = now.div_euclid(86400) * 86400;
+            let (y, m, _) = time::civil_from_days(now.div_euclid(86400));
+            let t = match f.as_str() {
+                "now" => now,
+                "startofday" => day,
+                "endofday" => day + 86399,
+                "startofweek" => day - ((now.div_euclid(86400) + 3).rem_euclid(7) + 1) % 7 * 86400,
+                "startofmonth" => time::unix_of_date(y, m, 1),
+                "startofyear" => time::unix_of_date(y, 1, 1),
+                _ => return Err(format!("Unable to find JQL function '{f}()'.")),
+            };
+            Ok(t + off)
+        }
+        Val::Empty => Err("EMPTY is not a valid date".into()),
+    }
+}
+
+/// Validates date values and functions before evaluation (so errors become 400s).
+fn validate(e: &Expr) -> Result<(), String> {
+    match e {
+        Expr::And(a, b) | Expr::Or(a, b) => {
+            validate(a)?;
+            validate(b)
+        }
+        Expr::Not(a) => validate(a),
+        Expr::Clause { field, op, vals } => {
+            if is_date_field(field) && !op.starts_with("is") {
+                for v in vals {
+                    date_value(v)?;
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
+fn is_date_field(f: &str) -> bool {
+    matches!(
+        f,
+        "created" | "createddate" | "updated" | "updateddate" | "resolved" | "resolutiondate"
+    )
+}
+
+fn text_of(v: &Val) -> String {
+    match v {
+        Val::Text(s) => s.clone(),
+        Val::Func(f, _) => format!("{f}()"),
+        Val::Empty => String::new(),
+    }
+}
+
+struct Ctx<'a> {
+    issue: &'a JiraIssue,
+    doc: &'a Doc,
+}
+
+fn eval(e: &Expr, c: &Ctx) -> bool {
+    match e {
+        Expr::And(a, b) => eval(a, c) && eval(b, c),
+        Expr::Or(a, b) => eval(a, c) || eval(b, c),
+        Expr::Not(a) => !eval(a, c),
+        Expr::Clause { field, op, vals } => clause(field, op, vals, c),
+    }
+}
+
+fn clause(field: &str, op: &str, vals: &[Val], c: &Ctx) -> bool {
+    let i = c.issue;
+    let negate = matches!(op, "!=" | "!~" | "not in" | "is not");
+    let result = match field {
+        "text" | "summary" | "description" | "comment" => {
+            if op.starts_with("is") {
+                match field {
+                    "description" => i.description.is_empty(),
+                    "comment" => true,
+                    _ => false,
+                }
+            } else {
+                let q = Query::parse(&text_of(&vals[0]));
+                match field {
+                    "text" => q.score(c.doc) > 0,
+                    "summary" => q.score_text(&i.summary) > 0,
+                    "description" => q.score_text(&i.description) > 0,
+                    _ => false,
+                }
+            }
+        }
+        f if is_date_field(f) => {
+            let t = match f {
+                "created" | "createddate" => Some(i.created_unix),
+                "updated" | "updateddate" => Some(i.updated_unix),
+                _ => i
+                    .resolution_date
+                    .as_deref()
+                    .and_then(time::parse)
+                    .map(|x| x.start),
+            };
+            if op.starts_with("is") {
+                t.is_none()
+            } else {
+                let Some(t) = t else { return false };
+                vals.iter().any(|v| {
+                    let Ok(at) = date_value(v) else { return false };
+                    let sym = match op {
+                        "!=" | "not in" | "in" => "=",
+                        o => o,
+                    };
+                    Range::from_op(
+                        sym,
+                        time::Instant {
+                            start: at,
+                            end: at + 1,
+                        },
+                    )
+                    .is_some_and(|r| r.contains(t))
+                })
+            }
+        }
+        _ => {
+            let candidates: Vec<String> = match field {
+                "project" => vec!["acme".into(), "acme shop".into(), "10000".into()],
+                "key" | "issuekey" | "id" => vec![i.key.to_ascii_lowercase(), i.id.clone()],
+                "status" => vec![i.status.to_ascii_lowercase()],
+                "statuscategory" => vec![
+                    i.status_category.clone(),
+                    match i.status_category.as_str() {
+                        "done" => "done".into(),
+                        "indeterminate" => "in progress".into(),
+                        _ => "to do".into(),
+                    },
+                ],
+                "type" | "issuetype" => vec![i.issue_type.to_ascii_lowercase()],
+                "priority" => vec![i.priority.to_ascii_lowercase()],
+                "labels" => i.labels.clone(),
+                "creator" | "reporter" => vec![
+                    i.creator_display_name.to_ascii_lowercase(),
+                    i.creator_account_id.to_ascii_lowercase(),
+                ],
+                "assignee" => vec![
+                    i.assignee_display_name.to_ascii_lowercase(),
+                    i.assignee_account_id.to_ascii_lowercase(),
+                ],
+                "resolution" => {
+                    if i.resolution_date.is_some() {
+                        vec!["done".into()]
+                    } else {
+                        vec![]
+                    }
+                }
+                _ => vec![],
+            };
+            if op.starts_with("is") {
+                candidates.is_empty()
+            } else {
+                vals.iter().any(|v| match v {
+                    Val::Empty => candidates.is_empty(),
+                    Val::Func(..) => false, // currentUser(): alice/bob are not employees
+                    Val::Text(t) => {
+                        let t = t.to_ascii_lowercase();
+                        if field == "resolution" && t == "unresolved" {
+                            candidates.is_empty()
+                        } else {
+                            candidates.contains(&t)
+                        }
+                    }
+                })
+            }
+        }
+    };
+    result != negate
+}
+
+/// Terms of the positive `~` clauses, for ranking.
+fn collect_terms(e: &Expr, positive: bool, q: &mut Query) {
+    match e {
+        Expr::And(a, b) | Expr::Or(a, b) => {
+            collect_terms(a, positive, q);
+            collect_terms(b, positive, q);
+        }
+        Expr::Not(a) => collect_terms(a, !positive, q),
+        Expr::Clause { field, op, vals } => {
+            if positive && op == "~" && matches!(field.as_str(), "text" | "summary" | "description")
+            {
+                q.extend(Query::parse(&text_of(&vals[0])));
+            }
+        }
+    }
+}
+
+fn page_token(offset: usize, jql: &str) -> String {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .encode(format!("o={offset};q={:016x}", dataset::fnv(jql.trim())))
+}
+
+fn parse_token(tok: &str, jql: &str) -> Option<usize> {
+    let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(tok.trim_end_matches('='))
+        .ok()?;
+    let s = String::from_utf8(raw).ok()?;
+    let (o, q) = s.strip_prefix("o=")?.split_once(";q=")?;
+    (q == format!("{:016x}", dataset::fnv(jql.trim()))).then_some(())?;
+    o.parse().ok()
+}
+
+/// The fields to return: `None`-like empty vec means ids only.
+fn requested_fields(raw: Vec<String>, default_all: bool) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut excluded: Vec<String> = Vec::new();
+    if raw.is_empty() && default_all {
+        return ALL_FIELDS.iter().map(|s| s.to_string()).collect();
+    }
+    for f in raw.iter().flat_map(|r| r.split(',')) {
+        let f = f.trim();
+        match f {
+            "" => {}
+            "*all" | "*navigable" => out.extend(ALL_FIELDS.iter().map(|s| s.to_string())),
+            _ if f.starts_with('-') => excluded.push(f[1..].to_string()),
+            _ => {
+                if ALL_FIELDS.contains(&f) && !out.iter().any(|o| o == f) {
+                    out.push(f.to_string());
+                }
+            }
+        }
+    }
+    out.retain(|f| !excluded.contains(f));
+    out.dedup();
+    out
+}
+
+fn search(req: &Req) -> Response {
+    let (jql, fields_raw, max, token) = if req.method == Method::POST {
+        let body = match req.json() {
+            Ok(Value::Object(m)) => m,
+            _ => {
+                return errors(
+                    400,
+                    &[
+                        "Invalid request payload. Refer to the REST API documentation and try again.",
+                    ],
+                );
+            }
+        };
+        let fields = match body.get("fields") {
+            Some(Value::Array(a)) => a
+                .iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect(),
+            Some(Value::String(s)) => vec![s.clone()],
+            _ => vec![],
+        };
+        (
+            body.get("jql")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string(),
+            fields,
+            body.get("maxResults").and_then(Value::as_u64),
+            body.get("nextPageToken")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+        )
+    } else {
+        let pairs = req.query_pairs();
+        let get = |n: &str| pairs.iter().find(|(k, _)| k == n).map(|(_, v)| v.clone());
+        let max = match get("maxResults") {
+            None => None,
+            Some(m) => match m.trim().parse::<u64>() {
+                Ok(n) => Some(n),
+                Err(_) => {
+                    return errors(
+                        400,
+                        &[&format!(
+                            "The value '{m}' is invalid for the maxResults parameter."
+                        )],
+                    );
+                }
+            },
+        };
+        (
+            get("jql").unwrap_or_default(),
+            pairs
+                .iter()
+                .filter(|(k, _)| k == "fields")
+                .map(|(_, v)| v.clone())
+                .collect(),
+            max,
+            get("nextPageToken").filter(|t| !t.is_empty()),
+        )
+    };
+    let parsed = match parse_jql(&jql) {
+        Ok(p) => p,
+        Err(e) => return errors(400, &[&e]),
+    };
+    let Some(expr) = parsed.expr else {
+        return errors(
+            400,
+            &[
+                "Unbounded JQL queries are not allowed here. Please add a search restriction to your query.",
+            ],
+        );
+    };
+    if let Err(e) = validate(&expr) {
+        return errors(400, &[&e]);
+    }
+    let fields = requested_fields(fields_raw, false);
+    let cap = if fields.is_empty() { 5000 } else { 100 };
+    let max = req.page_size(max.unwrap_or(50).clamp(1, cap) as usize);
+    let mut terms = Query::default();
+    collect_terms(&expr, true, &mut terms);
+    let (sort_field, ascending) = parsed
+        .order
+        .first()
+        .map(|(f, a)| (f.clone(), *a))
+        .unwrap_or(("updated".into(), false));
+    let issues = dataset::jira_issues();
+    let docs = &dataset::docs().jira;
+    let hits = ranked(
+        docs,
+        &terms,
+        ascending,
+        |i| {
+            eval(
+                &expr,
+                &Ctx {
+                    issue: &issues[i],
+                    doc: &docs[i],
+                },
+            )
+        },
+        |i| match sort_field.as_str() {
+            "created" | "createddate" | "key" | "issuekey" | "id" => issues[i].created_unix,
+            _ => issues[i].updated_unix,
+        },
+    );
+    let start = match &token {
+        None => 0,
+        Some(t) => match parse_token(t, &jql) {
+            Some(o) => o,
+            None => {
+                return errors(
+                    400,
+                    &["The provided next page token is invalid or expired."],
+                );
+            }
+        },
+    };
+    let out: Vec<Value> = hits
+        .iter()
+        .skip(start)
+        .take(max)
+        .map(|(i, _)| {
+            if fields.is_empty() {
+                json!({"id": issues[*i].id})
+            } else {
+                issue_json(&issues[*i], &fields)
+            }
+        })
+        .collect();
+    let is_last = start + max >= hits.len();
+    let mut body = json!({"issues": out, "isLast": is_last});
+    if !is_last {
+        body["nextPageToken"] = json!(page_token(start + max, &jql));
+    }
+    http::json(200, &body)
+}
+
+fn adf(text: &str) -> Value {
+    let paragraphs: Vec<Value> = text
+        .split("\n\n")
+        .filter(|p| !p.trim().is_empty())
+        .map(|p| {
+            let mut nodes: Vec<Value> = Vec::new();
+            let mut buf = String::new();
+            for (n, word) in p.split(' ').enumerate() {
+                let sep = if n == 0 { "" } else { " " };
+                if word.starts_with("https://") {
+                    buf.push_str(sep);
+                    if !buf.is_empty() {
+                        nodes.push(json!({"type": "text", "text": std::mem::take(&mut buf)}));
+                    }
+                    let url = word.trim_end_matches(['.', ',']);
+                    nodes.push(json!({"type": "text", "text": url, "marks": [{"type": "link", "attrs": {"href": url}}]}));
+                    buf.push_str(&word[url.len()..]);
+                } else {
+                    buf.push_str(sep);
+                    buf.push_str(word);
+                }
+            }
+            if !buf.is_empty() {
+                nodes.push(json!({"type": "text", "text": buf}));
+            }
+            json!({"type": "paragraph", "content": nodes})
+        })
+        .collect();
+    json!({"type": "doc", "version": 1, "content": paragraphs})
+}
+
+fn user_json(name: &str, account_id: &str) -> Value {
+    let avatar = format!(
+        "https://secure.gravatar.com/avatar/{:032x}?d=https%3A%2F%2Favatar-management--avatars.us-west-2.prod.public.atl-paas.net%2Finitials%2F{}-0.png",
+        dataset::fnv(account_id) as u128 * 0x1_0000_0001,
+        name.split(' ')
+            .filter_map(|w| w.chars().next())
+            .collect::<String>()
+    );
+    json!({
+        "self": format!("{}/rest/api/3/user?accountId={}", api_base(), account_id),
+        "accountId": account_id,
+        "avatarUrls": {"48x48": avatar, "24x24": avatar, "16x16": avatar, "32x32": avatar},
+        "displayName": name,
+        "active": true,
+        "timeZone": "Europe/Berlin",
+        "accountType": "atlassian",
+    })
+}
+
+fn issue_json(i: &JiraIssue, fields: &[String]) -> Value {
+    let base = api_base();
+    let mut f = Map::new();
+    for name in fields {
+        let v = match name.as_str() {
+            "summary" => json!(i.summary),
+            "description" => adf(&i.description),
+            "creator" | "reporter" => user_json(&i.creator_display_name, &i.creator_account_id),
+            "assignee" => user_json(&i.assignee_display_name, &i.assignee_account_id),
+            "created" => json!(i.created),
+            "updated" => json!(i.updated),
+            "status" => {
+                let (cid, ckey, cname, color) = match i.status_category.as_str() {
+                    "done" => (3, "done", "Done", "green"),
+                    "indeterminate" => (4, "indeterminate", "In Progress", "yellow"),
+                    _ => (2, "new", "To Do", "blue-gray"),
+                };
+                let sid = if i.status == "Done" { "10002" } else { "3" };
+                json!({
+                    "self": format!("{base}/rest/api/3/status/{sid}"),
+                    "description": "",
+                    "iconUrl": format!("{}/", dataset::JIRA_SITE),
+                    "name": i.status,
+                    "id": sid,
+                    "statusCategory": {"self": format!("{base}/rest/api/3/statuscategory/{cid}"), "id": cid, "key": ckey, "colorName": color, "name": cname},
+                })
+            }
+            "issuetype" => {
+                let (id, level) = match i.issue_type.as_str() {
+                    "Bug" => ("10004", 0),
+                    "Story" => ("10001", 0),
+                    "Epic" => ("10000", 1),
+                    _ => ("10002", 0),
+                };
+                json!({
+                    "self": format!("{base}/rest/api/3/issuetype/{id}"),
+                    "id": id,
+                    "description": "",
+                    "iconUrl": format!("{}/rest/api/2/universal_avatar/view/type/issuetype/avatar/{id}?size=medium", dataset::JIRA_SITE),
+                    "name": i.issue_type,
+                    "subtask": false,
+                    "avatarId": 10300 + id[3..].parse::<u32>().unwrap_or(0),
+                    "hierarchyLevel": level,
+                })
+            }
+            "priority" => {
+                let id = match i.priority.as_str() {
+                    "Highest" => "1",
+                    "High" => "2",
+                    _ => "3",
+                };
+                json!({"self": format!("{base}/rest/api/3/priority/{id}"), "iconUrl": format!("{}/images/icons/priorities/{}.svg", dataset::JIRA_SITE, i.priority.to_lowercase()), "name": i.priority, "id": id})
+            }
+            "project" => json!({
+                "self": format!("{base}/rest/api/3/project/10000"),
+                "id": "10000",
+                "key": dataset::JIRA_PROJECT,
+                "name": "Acme Shop",
+                "projectTypeKey": "software",
+                "simplified": false,
+            }),
+            "labels" => json!(i.labels),
+            "resolution" => match &i.resolution_date {
+                Some(_) => {
+                    json!({"self": format!("{base}/rest/api/3/resolution/10000"), "id": "10000", "description": "Work has been completed on this issue.", "name": "Done"})
+                }
+                None => Value::Null,
+            },
+            "resolutiondate" => json!(i.resolution_date),
+            _ => continue,
+        };
+        f.insert(name.clone(), v);
+    }
+    json!({
+        "expand": "renderedFields,names,schema,operations,editmeta,changelog,versionedRepresentations",
+        "id": i.id,
+        "self": format!("{base}/rest/api/3/issue/{}", i.id),
+        "key": i.key,
+        "fields": f,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jql_parses() {
+        let j = parse_jql(r#"text ~ "checkout timeout" AND updated >= "2025-01-01" AND updated <= '2025-12-31' ORDER BY updated DESC"#).unwrap();
+        assert!(j.expr.is_some());
+        assert_eq!(j.order, vec![("updated".to_string(), false)]);
+        assert!(parse_jql("ORDER BY updated DESC").unwrap().expr.is_none());
+        assert!(parse_jql("foo = bar").is_err());
+        assert!(
+            parse_jql("project = ACME AND (status in (Done, \"In Progress\") OR NOT labels = bug)")
+                .is_ok()
+        );
+        assert!(parse_jql("text ~ \"unterminated").is_err());
+        let tok = page_token(50, "x");
+        assert_eq!(parse_token(&tok, "x"), Some(50));
+        assert_eq!(parse_token(&tok, "y"), None);
+    }
+}

@@ -1,0 +1,111 @@
+//! Vendor dispatch and shared helpers.
+
+pub(crate) mod github;
+pub(crate) mod jira;
+pub(crate) mod linear;
+pub(crate) mod notion;
+pub(crate) mod oauth;
+pub(crate) mod slack;
+
+use axum::response::Response;
+use serde_json::json;
+
+use crate::Shared;
+use crate::http::{self, Req};
+use crate::search::{Doc, Query};
+use crate::tokens::{Auth, Vendor};
+
+/// Which vendor plays a host.
+pub(crate) fn vendor_of(host: &str) -> Option<Vendor> {
+    match host {
+        "api.github.com" | "github.com" => Some(Vendor::Github),
+        "slack.com" => Some(Vendor::Slack),
+        "api.notion.com" => Some(Vendor::Notion),
+        "api.linear.app" | "linear.app" => Some(Vendor::Linear),
+        "api.atlassian.com" | "auth.atlassian.com" => Some(Vendor::Jira),
+        _ => None,
+    }
+}
+
+pub(crate) fn dispatch(shared: &Shared, req: &Req) -> Response {
+    match vendor_of(&req.host) {
+        Some(Vendor::Github) => github::handle(shared, req),
+        Some(Vendor::Slack) => slack::handle(shared, req),
+        Some(Vendor::Notion) => notion::handle(shared, req),
+        Some(Vendor::Linear) => linear::handle(shared, req),
+        Some(Vendor::Jira) => jira::handle(shared, req),
+        None => {
+            let known = crate::HOSTS.contains(&req.host.as_str());
+            http::json(
+                404,
+                &json!({
+                    "error": "not_found",
+                    "message": if known {
+                        "fake-saas does not play this vendor's API yet"
+                    } else {
+                        "fake-saas does not serve this host"
+                    },
+                    "host": req.host,
+                    "path": req.path,
+                }),
+            )
+        }
+    }
+}
+
+/// The vendor's error response for a status (used by faults).
+pub(crate) fn error_response(req: &Req, status: u16, retry_after: Option<u32>) -> Response {
+    let mut r = match vendor_of(&req.host) {
+        Some(Vendor::Github) => github::error(status, retry_after),
+        Some(Vendor::Slack) => slack::error(status),
+        Some(Vendor::Notion) => notion::error(status),
+        Some(Vendor::Linear) => linear::error(status, retry_after),
+        Some(Vendor::Jira) => jira::error(status, retry_after),
+        None => http::json(
+            status,
+            &json!({"error": http::status(status).canonical_reason().unwrap_or("error")}),
+        ),
+    };
+    if let Some(s) = retry_after {
+        http::set(&mut r, "retry-after", s.to_string());
+    }
+    r
+}
+
+/// Checks the bearer token of a request.
+pub(crate) fn auth(shared: &Shared, vendor: Vendor, req: &Req) -> Auth {
+    let token = req.bearer();
+    shared.tokens().check(vendor, token.as_deref())
+}
+
+/// Ranks matching records: returns indices of records whose doc matches the query and
+/// that pass `keep`, ordered by distinct terms matched (desc), then by `key` (desc unless
+/// `ascending`), then index.
+pub(crate) fn ranked(
+    docs: &[Doc],
+    q: &Query,
+    ascending: bool,
+    keep: impl Fn(usize) -> bool,
+    key: impl Fn(usize) -> i64,
+) -> Vec<(usize, usize)> {
+    let mut hits: Vec<(usize, usize, i64)> = docs
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| keep(*i))
+        .filter_map(|(i, d)| {
+            let s = q.score(d);
+            (q.is_empty() || s > 0).then(|| (i, s, key(i)))
+        })
+        .collect();
+    crate::search::rank(&mut hits, ascending);
+    hits.into_iter().map(|(i, s, _)| (i, s)).collect()
+}
+
+/// Parses a positive integer parameter, with a default.
+pub(crate) fn int_param(v: Option<String>, default: u64) -> Result<u64, String> {
+    match v {
+        None => Ok(default),
+        Some(s) if s.trim().is_empty() => Ok(default),
+        Some(s) => s.trim().parse::<u64>().map_err(|_| s),
+    }
+}
