@@ -2,5 +2,16 @@
 //!
 //! See `ARCHITECTURE.md` at the repository root for the map of this crate.
 
+pub mod admin;
+pub mod api;
+pub mod calendar;
+pub mod config;
 pub mod connectors;
+pub mod demo;
+pub mod logging;
+pub mod metrics;
+pub mod rank;
+pub mod search;
 pub mod secret;
+pub mod server;
+pub mod store;

@@ -24,14 +24,14 @@ pub fn repo_root() -> PathBuf {
         .to_path_buf()
 }
 
-/// Where `plugin-builder --with-test-plugins` put the components.
+/// Where `plugin-builder --test-out target/test-plugins` put the components.
 pub fn built_plugins() -> PathBuf {
     let dir = std::env::var_os("QUARRY_BUILT_PLUGINS")
         .map(PathBuf::from)
-        .unwrap_or_else(|| repo_root().join("target/plugins"));
+        .unwrap_or_else(|| repo_root().join("target/test-plugins"));
     assert!(
         dir.join("hostile.wasm").exists(),
-        "no built plugins in {}: run `cargo run -p quarry-plugin-builder -- --with-test-plugins` first \
+        "no built plugins in {}: run `cargo run -p quarry-plugin-builder -- --test-out target/test-plugins` first \
          (the README's test command does)",
         dir.display()
     );

@@ -53,6 +53,7 @@ pub struct Document {
 /// Why a connector call produced no documents.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ConnectorError {
+    #[serde(rename = "type")]
     pub kind: ErrorKind,
     pub message: String,
     /// Seconds the upstream asked us to wait, for `rate_limited`.

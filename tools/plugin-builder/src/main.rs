@@ -1,13 +1,16 @@
 //! Builds connector crates into components.
 //!
 //! ```text
-//! cargo run -p quarry-plugin-builder -- [--out DIR] [--with-test-plugins] [CRATE_DIR ...]
+//! cargo run -p quarry-plugin-builder -- [--out DIR] [--test-out DIR] [CRATE_DIR ...]
 //! ```
 //!
 //! For each crate (default: every crate under `plugins/` with a
 //! `connector.toml`), it compiles a `wasm32-unknown-unknown` module, turns it
 //! into a component with `wit-component`, and writes `<id>.wasm` and
-//! `<id>.toml` into the output folder (default `target/plugins`).
+//! `<id>.toml` into the output folder (default `target/plugins`). With
+//! `--test-out`, the plugins under `tests/plugins/` (which attack or probe
+//! the sandbox) are built too, and every plugin is written to that folder:
+//! test plugins never land in a folder a server loads by default.
 //!
 //! The wasm32 standard library comes from rustup's target when it is
 //! installed. Otherwise Debian's `rustc-web`, `cargo-web`, `rust-web-src` and
@@ -30,14 +33,18 @@ fn main() -> Result<()> {
     let root = workspace_root()?;
     let mut out = root.join("target/plugins");
     let mut crates = Vec::new();
-    let mut with_tests = false;
+    let mut test_out: Option<PathBuf> = None;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--out" => out = PathBuf::from(args.next().context("--out needs a folder")?),
-            "--with-test-plugins" => with_tests = true,
+            "--test-out" => {
+                test_out = Some(PathBuf::from(
+                    args.next().context("--test-out needs a folder")?,
+                ))
+            }
             "-h" | "--help" => {
-                println!("usage: plugin-builder [--out DIR] [--with-test-plugins] [CRATE_DIR ...]");
+                println!("usage: plugin-builder [--out DIR] [--test-out DIR] [CRATE_DIR ...]");
                 return Ok(());
             }
             other if other.starts_with('-') => bail!("unknown option {other}"),
@@ -46,26 +53,37 @@ fn main() -> Result<()> {
     }
     if crates.is_empty() {
         crates = connector_crates(&root.join("plugins"))?;
-        if with_tests {
-            crates.extend(connector_crates(&root.join("tests/plugins"))?);
-        }
     }
+    let test_crates = match &test_out {
+        Some(_) => connector_crates(&root.join("tests/plugins"))?,
+        None => Vec::new(),
+    };
     ensure!(!crates.is_empty(), "no connector crates found");
-    std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
     let toolchain = Toolchain::find()?;
-    let packages: Vec<String> = crates
+    let all: Vec<&PathBuf> = crates.iter().chain(&test_crates).collect();
+    let packages: Vec<String> = all
         .iter()
         .map(|dir| package_name(dir))
         .collect::<Result<_>>()?;
     toolchain.build(&root, &packages)?;
-    for (dir, package) in crates.iter().zip(&packages) {
-        let module = root
-            .join("target/wasm")
+    let module_of = |package: &str| {
+        root.join("target/wasm")
             .join(TARGET)
             .join(PROFILE)
-            .join(format!("{}.wasm", package.replace('-', "_")));
-        let id = install(dir, &module, &out)?;
+            .join(format!("{}.wasm", package.replace('-', "_")))
+    };
+    for (dir, package) in crates.iter().zip(&packages) {
+        let id = install(dir, &module_of(package), &out)?;
         println!("built {id}: {}", out.join(format!("{id}.wasm")).display());
+    }
+    if let Some(test_out) = &test_out {
+        for (dir, package) in all.iter().zip(&packages) {
+            let id = install(dir, &module_of(package), test_out)?;
+            println!(
+                "built {id} (for tests): {}",
+                test_out.join(format!("{id}.wasm")).display()
+            );
+        }
     }
     Ok(())
 }
@@ -173,6 +191,7 @@ fn is_root() -> bool {
 
 /// Turns the core module into a component and installs it with its manifest.
 fn install(crate_dir: &Path, module_path: &Path, out: &Path) -> Result<String> {
+    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
     let manifest_path = crate_dir.join("connector.toml");
     let manifest = std::fs::read_to_string(&manifest_path)
         .with_context(|| format!("reading {}", manifest_path.display()))?;

@@ -1,0 +1,242 @@
+//! Rate limits: fixed windows aligned to the clock, per subject (a user, or
+//! a client address for requests without a valid token) and per bucket (an
+//! endpoint of the contract's table, or the default bucket).
+//!
+//! Minute windows live in memory: losing them in a restart gives at most a
+//! minute's grace. Day windows are also written to the store (batched, by a
+//! background flush) so that a restart does not hand anyone a fresh day.
+//! Check-and-charge happens under one lock, so concurrent requests can never
+//! be admitted past the limit.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+
+use crate::config::{RateLimits, Window};
+use crate::store::Store;
+
+/// Which allowance a request draws on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Bucket {
+    Query,
+    DeepSearch,
+    DeleteMyData,
+    Default,
+    /// Requests without a valid token, per client address.
+    Anonymous,
+}
+
+impl Bucket {
+    pub fn name(self) -> &'static str {
+        match self {
+            Bucket::Query => "query",
+            Bucket::DeepSearch => "deep_search",
+            Bucket::DeleteMyData => "delete_my_data",
+            Bucket::Default => "default",
+            Bucket::Anonymous => "anonymous",
+        }
+    }
+}
+
+/// The state of a subject's windows after a request, for the headers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Decision {
+    pub allowed: bool,
+    pub limit_minute: u32,
+    pub remaining_minute: u32,
+    pub reset_minute: i64,
+    pub limit_day: u32,
+    pub remaining_day: u32,
+    pub reset_day: i64,
+    /// Seconds until the window that refused the request resets.
+    pub retry_after: i64,
+}
+
+#[derive(Default, Clone, Copy)]
+struct Counts {
+    minute_start: i64,
+    minute: u32,
+    day_start: i64,
+    day: u32,
+}
+
+pub struct RateLimiter {
+    limits: RateLimits,
+    store: Arc<Store>,
+    counts: Mutex<HashMap<(String, Bucket), Counts>>,
+    /// Day counters changed since the last flush.
+    dirty: Mutex<BTreeMap<(String, Bucket, i64), u64>>,
+}
+
+impl RateLimiter {
+    pub fn new(limits: RateLimits, store: Arc<Store>) -> RateLimiter {
+        RateLimiter {
+            limits,
+            store,
+            counts: Mutex::default(),
+            dirty: Mutex::default(),
+        }
+    }
+
+    fn window(&self, bucket: Bucket) -> Window {
+        match bucket {
+            Bucket::Query => self.limits.query,
+            Bucket::DeepSearch => self.limits.deep_search,
+            Bucket::DeleteMyData => self.limits.delete_my_data,
+            Bucket::Default => self.limits.default,
+            Bucket::Anonymous => self.limits.anonymous,
+        }
+    }
+
+    /// Counts one request if both windows have room, and says what is left.
+    pub fn charge(&self, subject: &str, bucket: Bucket, now: i64) -> Decision {
+        self.decide(subject, bucket, now, true)
+    }
+
+    /// The windows as they are, without counting (for replays, which are free).
+    pub fn peek(&self, subject: &str, bucket: Bucket, now: i64) -> Decision {
+        self.decide(subject, bucket, now, false)
+    }
+
+    fn decide(&self, subject: &str, bucket: Bucket, now: i64, count: bool) -> Decision {
+        let window = self.window(bucket);
+        let minute_start = now - now.rem_euclid(60);
+        let day_start = now - now.rem_euclid(86_400);
+        let mut all = self.counts.lock().expect("limiter lock");
+        let key = (subject.to_string(), bucket);
+        let counts = all.entry(key).or_insert_with(|| Counts {
+            day_start: -1,
+            minute_start: -1,
+            ..Counts::default()
+        });
+        if counts.minute_start != minute_start {
+            counts.minute_start = minute_start;
+            counts.minute = 0;
+        }
+        if counts.day_start != day_start {
+            counts.day_start = day_start;
+            // First use of this day in this process: resume from the store.
+            counts.day = self
+                .store
+                .day_count(subject, bucket.name(), day_start)
+                .unwrap_or(0) as u32;
+        }
+        let minute_full = counts.minute >= window.minute;
+        let day_full = counts.day >= window.day;
+        let allowed = !minute_full && !day_full;
+        if allowed && count {
+            counts.minute += 1;
+            counts.day += 1;
+            self.dirty.lock().expect("limiter lock").insert(
+                (subject.to_string(), bucket, day_start),
+                u64::from(counts.day),
+            );
+        }
+        let reset_minute = minute_start + 60;
+        let reset_day = day_start + 86_400;
+        Decision {
+            allowed,
+            limit_minute: window.minute,
+            remaining_minute: window.minute.saturating_sub(counts.minute),
+            reset_minute,
+            limit_day: window.day,
+            remaining_day: window.day.saturating_sub(counts.day),
+            reset_day,
+            retry_after: if day_full {
+                reset_day - now
+            } else {
+                reset_minute - now
+            }
+            .max(1),
+        }
+    }
+
+    /// Writes the changed day counters in one transaction.
+    pub fn flush(&self) {
+        let batch: Vec<(String, String, i64, u64)> =
+            std::mem::take(&mut *self.dirty.lock().expect("limiter lock"))
+                .into_iter()
+                .map(|((subject, bucket, day), count)| {
+                    (subject, bucket.name().to_string(), day, count)
+                })
+                .collect();
+        if let Err(error) = self.store.put_day_counts(&batch) {
+            tracing::error!(%error, "could not persist day counters");
+        }
+    }
+
+    /// Flushes every second until the limiter is dropped.
+    pub fn spawn_flusher(self: &Arc<Self>) -> tokio::task::JoinHandle<()> {
+        let weak = Arc::downgrade(self);
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+                let Some(limiter) = weak.upgrade() else {
+                    return;
+                };
+                let _ = tokio::task::spawn_blocking(move || limiter.flush()).await;
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limiter(minute: u32, day: u32) -> (tempfile::TempDir, Arc<Store>, RateLimiter) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Arc::new(Store::open(dir.path(), None).unwrap());
+        let limits = RateLimits {
+            query: Window { minute, day },
+            ..RateLimits::default()
+        };
+        let limiter = RateLimiter::new(limits, store.clone());
+        (dir, store, limiter)
+    }
+
+    #[test]
+    fn minute_windows_reset_on_the_minute() {
+        let (_d, _s, l) = limiter(2, 100);
+        let t = 1_700_000_080; // 40 s into a minute
+        assert!(l.charge("u", Bucket::Query, t).allowed);
+        let second = l.charge("u", Bucket::Query, t);
+        assert_eq!(second.remaining_minute, 0);
+        let refused = l.charge("u", Bucket::Query, t + 5);
+        assert!(!refused.allowed);
+        assert_eq!(refused.retry_after, 15);
+        assert_eq!(refused.reset_minute, t + 20);
+        assert!(l.charge("u", Bucket::Query, t + 20).allowed, "a new minute");
+        assert!(l.charge("v", Bucket::Query, t).allowed, "per subject");
+        assert!(l.charge("u", Bucket::Default, t).allowed, "per bucket");
+    }
+
+    #[test]
+    fn day_counts_survive_a_restart() {
+        let (_d, store, l) = limiter(100, 3);
+        let t = 1_700_000_000;
+        for _ in 0..3 {
+            assert!(l.charge("u", Bucket::Query, t).allowed);
+        }
+        l.flush();
+        let again = RateLimiter::new(
+            RateLimits {
+                query: Window {
+                    minute: 100,
+                    day: 3,
+                },
+                ..RateLimits::default()
+            },
+            store,
+        );
+        let refused = again.charge("u", Bucket::Query, t + 120);
+        assert!(!refused.allowed);
+        assert_eq!(refused.reset_day, t - t.rem_euclid(86_400) + 86_400);
+    }
+
+    #[test]
+    fn peeking_does_not_count() {
+        let (_d, _s, l) = limiter(1, 10);
+        assert_eq!(l.peek("u", Bucket::Query, 60).remaining_minute, 1);
+        assert!(l.charge("u", Bucket::Query, 60).allowed);
+    }
+}

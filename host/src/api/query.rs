@@ -1,0 +1,190 @@
+//! `POST /v1/query`: validate, resolve connectors, search, answer.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use axum::Extension;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::App;
+use super::error::ApiError;
+use super::gate::{BodyHash, Caller};
+use super::idempotency;
+use super::json::ApiJson;
+use crate::search::Answer;
+
+const MAX_QUERY_CHARS: usize = 2000;
+const MAX_CONNECTORS: usize = 50;
+const DEFAULT_MAX_RESULTS: i64 = 10;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QueryBody {
+    query: String,
+    #[serde(default, deserialize_with = "super::json::present")]
+    connectors: Option<Vec<String>>,
+    #[serde(default, deserialize_with = "super::json::present")]
+    max_results: Option<i64>,
+}
+
+pub async fn query(
+    State(app): State<Arc<App>>,
+    Extension(caller): Extension<Caller>,
+    Extension(BodyHash(body_hash)): Extension<BodyHash>,
+    headers: HeaderMap,
+    ApiJson(body): ApiJson<QueryBody>,
+) -> Result<Response, ApiError> {
+    let key = idempotency::key_of(&headers)?;
+    let question = validate_question(&body.query)?;
+    let max_results = validate_max_results(body.max_results)?;
+    let connectors = resolve_connectors(&app, &caller.user.id, body.connectors)?;
+    let claim = match key {
+        Some(key) => Some(idempotency::claim(&app, &caller.user.id, key, &body_hash)?),
+        None => None,
+    };
+    let answer = app
+        .search
+        .run(&caller.user.id, question, &connectors, max_results)
+        .await?;
+    let body = serde_json::to_vec(&render(question, &answer))?;
+    if let Some(claim) = &claim {
+        claim.store(StatusCode::OK, &body)?;
+    }
+    Ok((
+        [(axum::http::header::CONTENT_TYPE, "application/json")],
+        body,
+    )
+        .into_response())
+}
+
+fn validate_question(raw: &str) -> Result<&str, ApiError> {
+    let question = raw.trim();
+    let chars = question.chars().count();
+    if chars == 0 {
+        return Err(ApiError::bad_request("query must not be empty"));
+    }
+    if chars > MAX_QUERY_CHARS {
+        return Err(ApiError::bad_request(format!(
+            "query is {chars} characters long; at most {MAX_QUERY_CHARS} are allowed"
+        )));
+    }
+    Ok(question)
+}
+
+fn validate_max_results(value: Option<i64>) -> Result<usize, ApiError> {
+    match value.unwrap_or(DEFAULT_MAX_RESULTS) {
+        n @ 1..=100 => Ok(n as usize),
+        n => Err(ApiError::bad_request(format!(
+            "max_results must be between 1 and 100, not {n}"
+        ))),
+    }
+}
+
+/// The connectors to search: the ones asked for (all must be known and
+/// connected), or every connected one.
+fn resolve_connectors(
+    app: &App,
+    user_id: &str,
+    asked: Option<Vec<String>>,
+) -> Result<Vec<String>, ApiError> {
+    let connected: BTreeSet<String> = app
+        .store
+        .grants(user_id)?
+        .into_iter()
+        .map(|(id, _)| id)
+        .filter(|id| app.registry.get(id).is_some())
+        .collect();
+    let Some(asked) = asked else {
+        if connected.is_empty() {
+            return Err(ApiError::bad_request(
+                "no tools are connected for this user; connect one first",
+            ));
+        }
+        return Ok(connected.into_iter().collect());
+    };
+    if asked.is_empty() {
+        return Err(ApiError::bad_request(
+            "connectors must not be empty; omit it to search every connected tool",
+        ));
+    }
+    if asked.len() > MAX_CONNECTORS {
+        return Err(ApiError::bad_request(format!(
+            "connectors has {} entries; at most {MAX_CONNECTORS} are allowed",
+            asked.len()
+        )));
+    }
+    let asked: BTreeSet<String> = asked.into_iter().collect();
+    let unknown: Vec<&String> = asked
+        .iter()
+        .filter(|id| app.registry.get(id).is_none())
+        .collect();
+    if !unknown.is_empty() {
+        return Err(
+            ApiError::bad_request(format!("unknown connector(s): {}", join(&unknown)))
+                .with_details(json!({ "unknown_connectors": unknown })),
+        );
+    }
+    let not_connected: Vec<&String> = asked.iter().filter(|id| !connected.contains(*id)).collect();
+    if !not_connected.is_empty() {
+        return Err(ApiError::bad_request(format!(
+            "connector(s) not connected for this user: {}",
+            join(&not_connected)
+        ))
+        .with_details(json!({ "not_connected": not_connected })));
+    }
+    Ok(asked.into_iter().collect())
+}
+
+fn join(ids: &[&String]) -> String {
+    ids.iter()
+        .map(|s| s.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn render(question: &str, answer: &Answer) -> Value {
+    let results: Vec<Value> = answer
+        .results
+        .iter()
+        .map(|r| {
+            let chunks: Vec<Value> = r
+                .chunks
+                .iter()
+                .map(|c| {
+                    json!({
+                        "chunk_id": c.chunk_id,
+                        "content": c.content,
+                        "source_url": c.source_url,
+                        "relevance_score": round4(c.relevance),
+                        "metadata": c.metadata,
+                    })
+                })
+                .collect();
+            let mut result =
+                json!({ "connector": r.connector, "source_label": r.label, "chunks": chunks });
+            if let Some(error) = &r.error {
+                result["error"] = json!(error);
+            }
+            result
+        })
+        .collect();
+    let total: usize = answer.results.iter().map(|r| r.chunks.len()).sum();
+    json!({
+        "query_id": answer.query_id,
+        "query": question,
+        "results": results,
+        "search_summary": {
+            "connectors_searched": answer.results.len(),
+            "total_chunks_found": total,
+            "duration_ms": answer.duration_ms,
+        },
+    })
+}
+
+fn round4(x: f32) -> f64 {
+    (f64::from(x) * 10_000.0).round() / 10_000.0
+}

@@ -1,0 +1,189 @@
+//! `quarry demo`: the fake upstreams and the server, with embedded
+//! defaults, a self-signed certificate and two users (alice and bob) who
+//! have every connector connected. Its first line on stdout is one JSON
+//! object with the base URL, the CA to trust and the users' tokens.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use fake_saas::{FakeSaas, FakeSaasConfig};
+use serde_json::json;
+
+use crate::config::Config;
+use crate::secret::Secret;
+use crate::store::Store;
+
+#[derive(clap::Args, Debug)]
+pub struct DemoArgs {
+    /// Address of the API (port 0: any free port).
+    #[arg(long, default_value = "127.0.0.1:0")]
+    pub listen: SocketAddr,
+    /// Keep data here (default: a temporary folder removed on exit).
+    #[arg(long)]
+    pub data_dir: Option<PathBuf>,
+    /// Lifetime of the demo users' API tokens.
+    #[arg(long, default_value_t = 3600)]
+    pub token_ttl_seconds: u64,
+    /// The built connectors (`cargo run -p quarry-plugin-builder` puts them in target/plugins).
+    #[arg(long, default_value = "target/plugins")]
+    pub plugins_dir: PathBuf,
+    /// Latency the fake upstreams add to every response.
+    #[arg(long, default_value_t = 0)]
+    pub upstream_latency_ms: u64,
+}
+
+const USERS: [&str; 2] = ["alice", "bob"];
+
+/// Settings the fake company's connections need.
+fn demo_settings(connector: &str) -> Vec<(String, String)> {
+    match connector {
+        "github" => vec![("scope".into(), "repo:acme/shop".into())],
+        _ => Vec::new(),
+    }
+}
+
+pub async fn run(args: DemoArgs) -> Result<()> {
+    let temp;
+    let data_dir = match &args.data_dir {
+        Some(dir) => dir.clone(),
+        None => {
+            temp = tempfile::tempdir()?;
+            temp.path().to_path_buf()
+        }
+    };
+    std::fs::create_dir_all(&data_dir)?;
+    let fake = FakeSaas::start(FakeSaasConfig {
+        listen: "127.0.0.1:0".parse()?,
+        latency: Duration::from_millis(args.upstream_latency_ms),
+    })
+    .await?;
+    let tls = write_certificates(&data_dir, fake.ca_cert_pem())?;
+    let config = demo_config(&args, &data_dir, &tls, fake.addr())?;
+    let running = crate::server::start(config).await?;
+    let users = create_users(
+        &running.app.store,
+        &running.app.registry,
+        args.token_ttl_seconds,
+    )?;
+    let loaded = running.app.registry.list().len();
+    if loaded == 0 {
+        tracing::warn!(dir = %args.plugins_dir.display(), "no connectors loaded: build them with `cargo run -p quarry-plugin-builder`");
+    }
+    let base_url = format!("https://{}/v1", running.addr);
+    let first_line = json!({
+        "base_url": base_url,
+        "ca_cert": tls.ca.display().to_string(),
+        "users": users.iter().map(|(email, token)| json!({ "email": email, "token": token.expose() })).collect::<Vec<_>>(),
+    });
+    println!("{first_line}");
+    eprintln!(
+        "\nQuarry demo: {loaded} connectors against fake upstreams on {}.\nTry:\n  curl --cacert {} -H 'Authorization: Bearer {}' -H 'Content-Type: application/json' \\\n       -d '{{\"query\": \"checkout timeouts\"}}' {base_url}/query\nDocs: {base_url}/docs   Stop: Ctrl-C\n",
+        fake.addr(),
+        tls.ca.display(),
+        users[0].1.expose(),
+    );
+    running.serve_until_signal().await?;
+    fake.shutdown().await;
+    Ok(())
+}
+
+fn create_users(
+    store: &Store,
+    registry: &crate::connectors::Registry,
+    ttl: u64,
+) -> Result<Vec<(String, Secret)>> {
+    let mut out = Vec::new();
+    for name in USERS {
+        let email = format!("{name}@acme.test");
+        let user = match store.user_by_email(&email)? {
+            Some(user) => user,
+            None => store.create_user(&email)?,
+        };
+        for connector in registry.list() {
+            let id = &connector.manifest.id;
+            crate::admin::connect(
+                store,
+                &user.id,
+                id,
+                Secret::new(format!("fake-{id}-{name}")),
+                demo_settings(id),
+            )?;
+        }
+        let (token, _) = store.issue_token(&user.id, ttl)?;
+        out.push((email, token));
+    }
+    Ok(out)
+}
+
+struct TlsFiles {
+    ca: PathBuf,
+    cert: PathBuf,
+    key: PathBuf,
+    fake_ca: PathBuf,
+}
+
+/// A CA for the demo and a server certificate for 127.0.0.1 and localhost
+/// signed by it; and the fake upstreams' CA, for the server to trust.
+fn write_certificates(data_dir: &Path, fake_ca_pem: &str) -> Result<TlsFiles> {
+    use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair};
+    let dir = data_dir.join("tls");
+    std::fs::create_dir_all(&dir)?;
+    let ca_key = KeyPair::generate()?;
+    let mut ca_params = CertificateParams::new(Vec::<String>::new())?;
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    ca_params
+        .distinguished_name
+        .push(DnType::CommonName, "Quarry demo CA");
+    let ca = ca_params.self_signed(&ca_key)?;
+    let key = KeyPair::generate()?;
+    let mut params =
+        CertificateParams::new(vec!["localhost".to_string(), "127.0.0.1".to_string()])?;
+    params
+        .distinguished_name
+        .push(DnType::CommonName, "Quarry demo server");
+    let cert = params.signed_by(&key, &rcgen::Issuer::from_params(&ca_params, &ca_key))?;
+    let files = TlsFiles {
+        ca: dir.join("ca.pem"),
+        cert: dir.join("server.pem"),
+        key: dir.join("server-key.pem"),
+        fake_ca: dir.join("fake-saas-ca.pem"),
+    };
+    std::fs::write(&files.ca, ca.pem())?;
+    std::fs::write(&files.cert, format!("{}{}", cert.pem(), ca.pem()))?;
+    std::fs::write(&files.key, key.serialize_pem())?;
+    std::fs::write(&files.fake_ca, fake_ca_pem)?;
+    Ok(files)
+}
+
+/// The demo's embedded defaults; `QUARRY_*` variables still override them.
+fn demo_config(
+    args: &DemoArgs,
+    data_dir: &Path,
+    tls: &TlsFiles,
+    fake: SocketAddr,
+) -> Result<Config> {
+    let mut table = toml::Table::new();
+    let mut set = |key: &str, value: toml::Value| table.insert(key.to_string(), value);
+    set("listen", args.listen.to_string().into());
+    set("data_dir", data_dir.display().to_string().into());
+    set("plugins_dir", args.plugins_dir.display().to_string().into());
+    set("token_ttl_seconds", (args.token_ttl_seconds as i64).into());
+    let mut tls_table = toml::Table::new();
+    tls_table.insert("cert".into(), tls.cert.display().to_string().into());
+    tls_table.insert("key".into(), tls.key.display().to_string().into());
+    set("tls", tls_table.into());
+    let overrides: toml::Table = FakeSaas::hosts()
+        .iter()
+        .map(|h| (h.to_string(), fake.to_string().into()))
+        .collect();
+    let mut upstream = toml::Table::new();
+    upstream.insert("host_overrides".into(), overrides.into());
+    upstream.insert(
+        "extra_root_certs".into(),
+        toml::Value::Array(vec![tls.fake_ca.display().to_string().into()]),
+    );
+    set("upstream", upstream.into());
+    Config::from_sources(&table.to_string(), std::env::vars()).context("the demo configuration")
+}

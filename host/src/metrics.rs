@@ -1,0 +1,123 @@
+//! Prometheus metrics, served at `/metrics` (outside `/v1`).
+
+use std::time::Duration;
+
+use prometheus_client::encoding::text::encode;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+
+use crate::connectors::ErrorKind;
+
+type Labels = Vec<(&'static str, String)>;
+
+pub struct Metrics {
+    registry: Registry,
+    requests: Family<Labels, Counter>,
+    request_seconds: Family<Labels, Histogram>,
+    connector_calls: Family<Labels, Counter>,
+    connector_seconds: Family<Labels, Histogram>,
+    stage_seconds: Family<Labels, Histogram>,
+}
+
+fn seconds_histogram() -> Histogram {
+    Histogram::new(exponential_buckets(0.0005, 2.0, 16))
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        let mut registry = Registry::with_prefix("quarry");
+        let requests = Family::<Labels, Counter>::default();
+        let request_seconds = Family::<Labels, Histogram>::new_with_constructor(
+            seconds_histogram as fn() -> Histogram,
+        );
+        let connector_calls = Family::<Labels, Counter>::default();
+        let connector_seconds = Family::<Labels, Histogram>::new_with_constructor(
+            seconds_histogram as fn() -> Histogram,
+        );
+        let stage_seconds = Family::<Labels, Histogram>::new_with_constructor(
+            seconds_histogram as fn() -> Histogram,
+        );
+        registry.register(
+            "http_requests",
+            "API requests by route and status",
+            requests.clone(),
+        );
+        registry.register(
+            "http_request_seconds",
+            "API request latency by route",
+            request_seconds.clone(),
+        );
+        registry.register(
+            "connector_calls",
+            "Connector calls by connector and outcome",
+            connector_calls.clone(),
+        );
+        registry.register(
+            "connector_call_seconds",
+            "Connector call latency",
+            connector_seconds.clone(),
+        );
+        registry.register(
+            "query_stage_seconds",
+            "Time spent per stage of /v1/query",
+            stage_seconds.clone(),
+        );
+        Metrics {
+            registry,
+            requests,
+            request_seconds,
+            connector_calls,
+            connector_seconds,
+            stage_seconds,
+        }
+    }
+}
+
+impl Metrics {
+    pub fn observe_request(&self, route: &'static str, status: u16, elapsed: Duration) {
+        self.requests
+            .get_or_create(&vec![
+                ("route", route.to_string()),
+                ("status", status.to_string()),
+            ])
+            .inc();
+        self.request_seconds
+            .get_or_create(&vec![("route", route.to_string())])
+            .observe(elapsed.as_secs_f64());
+    }
+
+    pub fn observe_connector(&self, connector: &str, error: Option<ErrorKind>, elapsed: Duration) {
+        let outcome = match error {
+            None => "ok".to_string(),
+            Some(kind) => serde_json::to_value(kind)
+                .ok()
+                .and_then(|v| v.as_str().map(String::from))
+                .unwrap_or_default(),
+        };
+        self.connector_calls
+            .get_or_create(&vec![
+                ("connector", connector.to_string()),
+                ("outcome", outcome),
+            ])
+            .inc();
+        self.connector_seconds
+            .get_or_create(&vec![("connector", connector.to_string())])
+            .observe(elapsed.as_secs_f64());
+    }
+
+    /// Time of one stage of a query: `auth_limits`, `connectors`, `ranking`, `archive`.
+    pub fn observe_stage(&self, stage: &'static str, elapsed: Duration) {
+        self.stage_seconds
+            .get_or_create(&vec![("stage", stage.to_string())])
+            .observe(elapsed.as_secs_f64());
+    }
+
+    /// The Prometheus text exposition.
+    pub fn render(&self) -> String {
+        let mut text = String::new();
+        encode(&mut text, &self.registry).expect("writing to a String does not fail");
+        text
+    }
+}

@@ -1,0 +1,151 @@
+//! Assembling the server from its configuration, and serving it over
+//! HTTPS (or plain HTTP on loopback, when the operator says so) until a
+//! graceful shutdown.
+
+use std::collections::HashSet;
+use std::net::SocketAddr;
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use axum_server::Handle;
+use axum_server::tls_rustls::RustlsConfig;
+
+use crate::api::{self, App};
+use crate::config::Config;
+use crate::connectors::{NetworkConfig, Registry, RegistryConfig, Runtime, RuntimeConfig};
+use crate::metrics::Metrics;
+use crate::search::Search;
+use crate::store::Store;
+
+/// A server that is listening.
+pub struct Running {
+    pub addr: SocketAddr,
+    pub app: Arc<App>,
+    handle: Handle<SocketAddr>,
+    task: tokio::task::JoinHandle<std::io::Result<()>>,
+}
+
+/// Opens the store, loads the connectors and starts listening.
+pub async fn start(config: Config) -> Result<Running> {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let app = Arc::new(assemble(&config).await?);
+    let router = api::router(app.clone()).into_make_service_with_connect_info::<SocketAddr>();
+    let handle = Handle::new();
+    let task = if config.tls_enabled() {
+        let (cert, key) = (
+            config.tls.cert.as_ref().expect("checked"),
+            config.tls.key.as_ref().expect("checked"),
+        );
+        let tls = RustlsConfig::from_pem_file(cert, key)
+            .await
+            .with_context(|| {
+                format!(
+                    "loading the TLS certificate {} and key {}",
+                    cert.display(),
+                    key.display()
+                )
+            })?;
+        let server = axum_server::bind_rustls(config.listen, tls).handle(handle.clone());
+        tokio::spawn(server.serve(router))
+    } else {
+        let server = axum_server::bind(config.listen).handle(handle.clone());
+        tokio::spawn(server.serve(router))
+    };
+    let addr = handle
+        .listening()
+        .await
+        .with_context(|| format!("could not listen on {}", config.listen))?;
+    tracing::info!(%addr, tls = config.tls_enabled(), "listening");
+    Ok(Running {
+        addr,
+        app,
+        handle,
+        task,
+    })
+}
+
+async fn assemble(config: &Config) -> Result<App> {
+    let store = Arc::new(Store::open(&config.data_dir, config.master_key.as_deref())?);
+    let runtime = Runtime::new(RuntimeConfig {
+        cache_dir: Some(config.data_dir.join("cache/components")),
+        limits: config.sandbox,
+        network: network(config)?,
+        ..RuntimeConfig::default()
+    })?;
+    let registry = Registry::open(
+        runtime,
+        RegistryConfig {
+            plugins_dir: config.plugins_dir.clone(),
+            poll_interval: Duration::from_secs(1),
+        },
+    )
+    .await?;
+    registry.watch();
+    for (id, problem) in registry.problems() {
+        tracing::warn!(connector = %id, %problem, "connector not loaded");
+    }
+    let limiter = Arc::new(api::limits::RateLimiter::new(
+        config.limits.clone(),
+        store.clone(),
+    ));
+    limiter.spawn_flusher();
+    let metrics = Arc::new(Metrics::default());
+    let deadline = Duration::from_millis(config.query.connector_deadline_ms);
+    Ok(App {
+        search: Search::new(registry.clone(), store.clone(), metrics.clone(), deadline),
+        store,
+        registry,
+        limiter,
+        metrics,
+        published: api::docs::Published::load()?,
+        in_flight: Default::default(),
+        blocked: RwLock::new(HashSet::new()),
+    })
+}
+
+fn network(config: &Config) -> Result<NetworkConfig> {
+    let mut extra_root_certs = Vec::new();
+    for path in &config.upstream.extra_root_certs {
+        extra_root_certs
+            .push(std::fs::read(path).with_context(|| format!("reading {}", path.display()))?);
+    }
+    Ok(NetworkConfig {
+        host_overrides: config.upstream.host_overrides.clone(),
+        extra_root_certs,
+    })
+}
+
+impl Running {
+    /// Serves until Ctrl-C or SIGTERM, then finishes in-flight requests.
+    pub async fn serve_until_signal(self) -> Result<()> {
+        shutdown_signal().await;
+        tracing::info!("shutting down");
+        self.shutdown().await
+    }
+
+    /// Stops accepting, lets requests in flight finish (up to 10 s), and
+    /// persists what is only in memory.
+    pub async fn shutdown(self) -> Result<()> {
+        self.handle.graceful_shutdown(Some(Duration::from_secs(10)));
+        self.task.await??;
+        let limiter = self.app.limiter.clone();
+        tokio::task::spawn_blocking(move || limiter.flush()).await?;
+        Ok(())
+    }
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+            .expect("SIGTERM handler");
+        tokio::select! {
+            _ = ctrl_c => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = ctrl_c.await;
+}
