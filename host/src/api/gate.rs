@@ -52,7 +52,7 @@ pub async fn gate(
     let request_id = format!("req_{}", random_hex(8));
     let method = request.method().clone();
     let route = lookup(&method, request.uri().path());
-    let (mut response, decision, user) = pass(&app, peer, request, &route, next).await;
+    let (mut response, decision, user) = pass(&app, peer, request, &route, next, started).await;
     decorate(response.headers_mut(), &request_id, decision.as_ref());
     let label = match route {
         Lookup::Found(endpoint) => endpoint.label(),
@@ -80,6 +80,7 @@ async fn pass(
     request: Request,
     route: &Lookup,
     next: Next,
+    started: Instant,
 ) -> (Response, Option<Decision>, Option<String>) {
     let auth = authenticate(app, request.headers());
     let (subject, bucket) = match (&auth, route) {
@@ -178,6 +179,9 @@ async fn pass(
         }
     }
     request.extensions_mut().insert(BodyHash(body_hash));
+    if endpoint == Endpoint::Query {
+        app.metrics.observe_stage("auth_limits", started.elapsed());
+    }
     (normalize(next.run(request).await), Some(decision), user)
 }
 

@@ -2,6 +2,7 @@
 //!
 //! ```text
 //! cargo run --release -p quarry-bench -- connectors
+//! cargo run --release -p quarry-bench -- api      # needs target/release/quarry
 //! ```
 //!
 //! `connectors`: the cost of one connector call apart from the upstream
@@ -10,6 +11,8 @@
 //! slowest connector's time alone; the target is at most 1.1).
 
 use std::time::{Duration, Instant};
+
+mod api;
 
 use anyhow::{Result, bail};
 use quarry_tests::{Harness, request};
@@ -23,7 +26,8 @@ async fn main() -> Result<()> {
         .unwrap_or_else(|| "connectors".into());
     match which.as_str() {
         "connectors" => connectors().await,
-        other => bail!("unknown benchmark {other:?} (known: connectors)"),
+        "api" => tokio::task::block_in_place(|| api::run(&quarry_tests::repo_root())),
+        other => bail!("unknown benchmark {other:?} (known: connectors, api)"),
     }
 }
 
