@@ -40,6 +40,7 @@ pub struct Config {
     pub sandbox: SandboxLimits,
     pub limits: RateLimits,
     pub query: QueryConfig,
+    pub ranking: RankingConfig,
     /// `text` (for people) or `json` (for log pipelines).
     pub log_format: String,
 }
@@ -58,6 +59,7 @@ impl Default for Config {
             sandbox: SandboxLimits::default(),
             limits: RateLimits::default(),
             query: QueryConfig::default(),
+            ranking: RankingConfig::default(),
             log_format: "text".into(),
         }
     }
@@ -142,6 +144,34 @@ impl Default for QueryConfig {
     fn default() -> Self {
         QueryConfig {
             connector_deadline_ms: 15_000,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RankingConfig {
+    /// Rank by meaning as well as by words (needs the embedding model).
+    pub semantic: bool,
+    /// Where `tools/fetch-model` put all-MiniLM-L6-v2.
+    pub model_dir: PathBuf,
+    /// Most passages embedded per query (the best by BM25 first).
+    pub embed_budget: usize,
+    /// Passage vectors kept in memory, by content hash.
+    pub cache_entries: usize,
+    /// Time a query may spend embedding passages; passages not reached keep
+    /// their keyword relevance.
+    pub embed_deadline_ms: u64,
+}
+
+impl Default for RankingConfig {
+    fn default() -> Self {
+        RankingConfig {
+            semantic: true,
+            model_dir: PathBuf::from(crate::rank::embed::DEFAULT_MODEL_DIR),
+            embed_budget: 100,
+            cache_entries: 50_000,
+            embed_deadline_ms: 120,
         }
     }
 }

@@ -35,6 +35,20 @@ enum Command {
     },
     /// Start fake upstreams and the server with demo users, all embedded.
     Demo(quarry::demo::DemoArgs),
+    /// Measure the ranking of /v1/query on a BEIR-format folder.
+    EvalRanking {
+        /// Folder with corpus.jsonl, queries.jsonl and qrels/test.tsv.
+        dir: PathBuf,
+        /// The embedding model folder (from tools/fetch-model).
+        #[arg(long, default_value = quarry::rank::embed::DEFAULT_MODEL_DIR)]
+        model_dir: PathBuf,
+        /// Rank by BM25 alone (no embeddings), for comparison.
+        #[arg(long)]
+        bm25_only: bool,
+        /// Most passages embedded per query.
+        #[arg(long, default_value_t = 100)]
+        embed_budget: usize,
+    },
 }
 
 #[tokio::main]
@@ -57,6 +71,33 @@ async fn main() -> Result<()> {
         Command::Demo(args) => {
             quarry::logging::init("text");
             quarry::demo::run(args).await
+        }
+        Command::EvalRanking {
+            dir,
+            model_dir,
+            bm25_only,
+            embed_budget,
+        } => {
+            quarry::logging::init("text");
+            let model = if bm25_only {
+                None
+            } else {
+                Some(quarry::rank::MiniLm::load(&model_dir)?)
+            };
+            let embedder = model.as_ref().map(|m| m as &dyn quarry::rank::Embedder);
+            let report = quarry::rank::eval::evaluate(&dir, embedder, embed_budget)?;
+            println!("nDCG@10 {:.4}", report.ndcg_at_10);
+            println!("recall@10 {:.4}", report.recall_at_10);
+            println!(
+                "ranking ms/query (median) {:.1}",
+                report.median_ranking.as_secs_f64() * 1000.0
+            );
+            println!(
+                "ranking ms/query (mean) {:.1}",
+                report.mean_ranking.as_secs_f64() * 1000.0
+            );
+            println!("queries {}", report.queries);
+            Ok(())
         }
     }
 }

@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 
 use crate::connectors::{ConnectorError, Document, ErrorKind, Registry, SearchRequest};
 use crate::metrics::Metrics;
-use crate::rank::{self, Candidate, QueryPlan};
+use crate::rank::{self, Candidate, Embedder, QueryPlan, Semantic};
 use crate::store::{Grant, GrantStatus, Store, now, random_hex};
 
 /// How many records to ask each connector for: more than will be shown, so
@@ -24,6 +24,10 @@ pub struct Search {
     store: Arc<Store>,
     metrics: Arc<Metrics>,
     deadline: Duration,
+    /// The semantic stage; `None` ranks by BM25 alone.
+    embedder: Option<Arc<dyn Embedder>>,
+    embed_budget: usize,
+    embed_deadline: Duration,
 }
 
 /// The answer to one question.
@@ -55,12 +59,18 @@ impl Search {
         store: Arc<Store>,
         metrics: Arc<Metrics>,
         deadline: Duration,
+        embedder: Option<Arc<dyn Embedder>>,
+        embed_budget: usize,
+        embed_deadline: Duration,
     ) -> Search {
         Search {
             registry,
             store,
             metrics,
             deadline,
+            embedder,
+            embed_budget,
+            embed_deadline,
         }
     }
 
@@ -75,6 +85,7 @@ impl Search {
         let started = Instant::now();
         let plan = rank::plan(question, now());
         let request = search_request(&plan, max_results);
+        let question = question.to_string();
         let mut grants = Vec::with_capacity(connectors.len());
         for id in connectors {
             grants.push((id.clone(), self.store.grant(user_id, id)?));
@@ -86,7 +97,21 @@ impl Search {
         self.metrics.observe_stage("connectors", started.elapsed());
 
         let ranking = Instant::now();
-        let mut results = rank_and_cite(&plan, outcomes, max_results);
+        let (embedder, budget, owned_question) =
+            (self.embedder.clone(), self.embed_budget, question);
+        let embed_deadline = self.embed_deadline;
+        // Embedding is CPU-bound: off the async workers.
+        let mut results = tokio::task::spawn_blocking(move || {
+            let semantic = match &embedder {
+                Some(e) => Some(
+                    Semantic::new(e.as_ref(), &owned_question, budget)?
+                        .with_deadline(embed_deadline),
+                ),
+                None => None,
+            };
+            rank_and_cite(&plan, outcomes, max_results, semantic.as_ref())
+        })
+        .await??;
         for answer in &mut results {
             answer.label = self.label_of(&answer.connector);
         }
@@ -177,7 +202,8 @@ fn rank_and_cite(
     plan: &QueryPlan,
     outcomes: Vec<(String, Result<Vec<Document>, ConnectorError>)>,
     max_results: usize,
-) -> Vec<ConnectorAnswer> {
+    semantic: Option<&Semantic<'_>>,
+) -> anyhow::Result<Vec<ConnectorAnswer>> {
     let mut candidates = Vec::new();
     for (id, outcome) in &outcomes {
         if let Ok(documents) = outcome {
@@ -192,8 +218,8 @@ fn rank_and_cite(
             }
         }
     }
-    let ranked = rank::rank(plan, &candidates, max_results);
-    outcomes
+    let ranked = rank::rank(plan, &candidates, max_results, semantic)?;
+    Ok(outcomes
         .iter()
         .map(|(id, outcome)| {
             let (chunks, error) = match outcome {
@@ -214,7 +240,7 @@ fn rank_and_cite(
                 error,
             }
         })
-        .collect()
+        .collect())
 }
 
 fn cite(ranked: &rank::Ranked, doc: &Document) -> Cited {

@@ -92,8 +92,17 @@ async fn assemble(config: &Config) -> Result<App> {
     limiter.spawn_flusher();
     let metrics = Arc::new(Metrics::default());
     let deadline = Duration::from_millis(config.query.connector_deadline_ms);
+    let embedder = embedder(config)?;
     Ok(App {
-        search: Search::new(registry.clone(), store.clone(), metrics.clone(), deadline),
+        search: Search::new(
+            registry.clone(),
+            store.clone(),
+            metrics.clone(),
+            deadline,
+            embedder,
+            config.ranking.embed_budget,
+            Duration::from_millis(config.ranking.embed_deadline_ms),
+        ),
         store,
         registry,
         limiter,
@@ -102,6 +111,19 @@ async fn assemble(config: &Config) -> Result<App> {
         in_flight: Default::default(),
         blocked: RwLock::new(HashSet::new()),
     })
+}
+
+/// The embedding model, loaded once (its weights are memory-mapped).
+fn embedder(config: &Config) -> Result<Option<Arc<dyn crate::rank::Embedder>>> {
+    if !config.ranking.semantic {
+        tracing::warn!("semantic ranking is off (ranking.semantic = false): BM25 only");
+        return Ok(None);
+    }
+    let model = crate::rank::MiniLm::load(&config.ranking.model_dir)?;
+    Ok(Some(Arc::new(crate::rank::embed::Cached::new(
+        model,
+        config.ranking.cache_entries,
+    ))))
 }
 
 fn network(config: &Config) -> Result<NetworkConfig> {

@@ -14,12 +14,17 @@
 
 mod bm25;
 mod chunk;
+pub mod embed;
+pub mod eval;
+mod fuse;
 mod plan;
 mod time;
 mod words;
 
 pub use bm25::{Bm25, tokenize};
 pub use chunk::{Passage, chunk};
+pub use embed::{Embedder, MiniLm};
+pub use fuse::Semantic;
 pub use plan::{QueryPlan, plan};
 
 use std::cmp::Ordering;
@@ -59,13 +64,18 @@ pub struct Ranked {
 /// query term is still returned when its connector has room (the upstream
 /// search found it for a reason: synonyms, fields we do not see), but after
 /// every record that matches.
+///
+/// With `semantic`, passages are also compared with the question by
+/// embedding, and the two relevances are fused (see [`fuse`]); without it
+/// the ranking is BM25 alone.
 pub fn rank(
     plan: &QueryPlan,
     candidates: &[Candidate<'_>],
     max_per_connector: usize,
-) -> Vec<Ranked> {
+    semantic: Option<&Semantic<'_>>,
+) -> anyhow::Result<Vec<Ranked>> {
     if max_per_connector == 0 {
-        return Vec::new();
+        return Ok(Vec::new());
     }
     let passages: Vec<(&str, Passage)> = candidates
         .iter()
@@ -84,24 +94,36 @@ pub fn rank(
         .collect();
     let bm25 = Bm25::new(passages.iter().map(|(_, passage)| passage.text.as_str()));
     let query = bm25.query(&scoring_terms(plan), &plan.phrases);
+    let lexical: Vec<f32> = (0..passages.len())
+        .map(|i| query.relevance(query.score(i)))
+        .collect();
+    let relevance = match semantic {
+        Some(semantic) => {
+            let texts: Vec<&str> = passages.iter().map(|(_, p)| p.text.as_str()).collect();
+            semantic.fuse(&texts, &lexical)?
+        }
+        None => lexical,
+    };
     let scored = passages
         .iter()
-        .enumerate()
-        .map(|(index, (connector, passage))| Scored {
+        .zip(relevance)
+        .map(|((connector, passage), relevance)| Scored {
             connector,
             passage,
-            relevance: query.relevance(query.score(index)),
+            relevance,
         });
-    top_per_connector(best_per_record(scored), max_per_connector)
-        .into_iter()
-        .map(|scored| Ranked {
-            connector: scored.connector.to_string(),
-            document_index: scored.passage.document_index,
-            chunk_id: scored.passage.chunk_id.clone(),
-            text: scored.passage.text.clone(),
-            relevance: scored.relevance,
-        })
-        .collect()
+    Ok(
+        top_per_connector(best_per_record(scored), max_per_connector)
+            .into_iter()
+            .map(|scored| Ranked {
+                connector: scored.connector.to_string(),
+                document_index: scored.passage.document_index,
+                chunk_id: scored.passage.chunk_id.clone(),
+                text: scored.passage.text.clone(),
+                relevance: scored.relevance,
+            })
+            .collect(),
+    )
 }
 
 /// The terms to score with: the plan's terms, or, when the user quoted
@@ -211,7 +233,7 @@ mod tests {
             candidate("github", 1, "Docs", "Update the readme"),
         ];
         let plan = plan("checkout timeout", NOW);
-        let ranked = rank(&plan, &candidates, 10);
+        let ranked = rank(&plan, &candidates, 10, None).unwrap();
         assert_eq!(
             summary(&ranked),
             pairs(&[("github", 0), ("slack", 1), ("github", 1), ("slack", 0)])
@@ -234,12 +256,16 @@ mod tests {
             candidate("jira", 2, "C", "nothing"),
             candidate("linear", 0, "D", "deploy"),
         ];
-        let ranked = rank(&plan("deploy failed", NOW), &candidates, 2);
+        let ranked = rank(&plan("deploy failed", NOW), &candidates, 2, None).unwrap();
         assert_eq!(
             summary(&ranked),
             pairs(&[("jira", 1), ("jira", 0), ("linear", 0)])
         );
-        assert!(rank(&plan("deploy", NOW), &candidates, 0).is_empty());
+        assert!(
+            rank(&plan("deploy", NOW), &candidates, 0, None)
+                .unwrap()
+                .is_empty()
+        );
     }
 
     #[test]
@@ -247,7 +273,7 @@ mod tests {
         let filler: Vec<String> = (0..150).map(|i| format!("filler{i}")).collect();
         let content = format!("{} the refund policy changed in may.", filler.join(" "));
         let candidates = [candidate("notion", 0, "Handbook", &content)];
-        let ranked = rank(&plan("refund policy", NOW), &candidates, 5);
+        let ranked = rank(&plan("refund policy", NOW), &candidates, 5, None).unwrap();
         assert_eq!(ranked.len(), 1);
         assert!(ranked[0].text.starts_with("Handbook\n"));
         assert!(ranked[0].text.contains("refund policy"));
@@ -261,7 +287,7 @@ mod tests {
             candidate("slack", 0, "", "alpha"),
             candidate("slack", 1, "", "beta"),
         ];
-        let ranked = rank(&plan("unrelated", NOW), &candidates, 10);
+        let ranked = rank(&plan("unrelated", NOW), &candidates, 10, None).unwrap();
         assert_eq!(
             summary(&ranked),
             pairs(&[("slack", 0), ("slack", 1), ("slack", 2)])
@@ -278,12 +304,15 @@ mod tests {
             candidate("alpha", 1, "", "deploy"),
             candidate("alpha", 0, "", "deploy"),
         ];
-        let ranked = rank(&plan("deploy", NOW), &candidates, 10);
+        let ranked = rank(&plan("deploy", NOW), &candidates, 10, None).unwrap();
         assert_eq!(
             summary(&ranked),
             pairs(&[("alpha", 0), ("alpha", 1), ("zeta", 0)])
         );
-        assert_eq!(ranked, rank(&plan("deploy", NOW), &candidates, 10));
+        assert_eq!(
+            ranked,
+            rank(&plan("deploy", NOW), &candidates, 10, None).unwrap()
+        );
     }
 
     #[test]
@@ -292,7 +321,7 @@ mod tests {
             candidate("notion", 0, "", "to be or not to be"),
             candidate("notion", 1, "", "a different page"),
         ];
-        let ranked = rank(&plan("\"to be or not to be\"", NOW), &candidates, 10);
+        let ranked = rank(&plan("\"to be or not to be\"", NOW), &candidates, 10, None).unwrap();
         assert_eq!(ranked[0].document_index, 0);
         assert!(ranked[0].relevance > 0.0);
         assert_eq!(ranked[1].relevance, 0.0);
@@ -300,8 +329,12 @@ mod tests {
 
     #[test]
     fn nothing_in_nothing_out() {
-        assert!(rank(&plan("checkout", NOW), &[], 10).is_empty());
-        let ranked = rank(&plan("", NOW), &[candidate("slack", 0, "", "")], 10);
+        assert!(
+            rank(&plan("checkout", NOW), &[], 10, None)
+                .unwrap()
+                .is_empty()
+        );
+        let ranked = rank(&plan("", NOW), &[candidate("slack", 0, "", "")], 10, None).unwrap();
         assert_eq!(ranked.len(), 1);
         assert_eq!(ranked[0].relevance, 0.0);
     }
@@ -309,7 +342,7 @@ mod tests {
     #[test]
     fn chunk_ids_match_chunk() {
         let candidates = [candidate("github", 4, "Title", "Some content")];
-        let ranked = rank(&plan("content", NOW), &candidates, 10);
+        let ranked = rank(&plan("content", NOW), &candidates, 10, None).unwrap();
         let passages = chunk("github", 4, "Title", "Title", "Some content");
         assert_eq!(ranked[0].chunk_id, passages[0].chunk_id);
         assert_eq!(ranked[0].text, passages[0].text);
