@@ -89,7 +89,6 @@ async fn assemble(config: &Config) -> Result<App> {
         config.limits.clone(),
         store.clone(),
     ));
-    limiter.spawn_flusher();
     let metrics = Arc::new(Metrics::default());
     let deadline = Duration::from_millis(config.query.connector_deadline_ms);
     let embedder = embedder(config)?;

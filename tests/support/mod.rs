@@ -1,9 +1,14 @@
 //! What the black-box tests share: the built plugins, the fake upstreams,
-//! and a registry wired to reach them.
+//! and a registry wired to reach them; for the API tests, the real server
+//! over HTTPS ([`server`]) and the OpenAPI document that judges every
+//! response ([`contract`]).
 //!
 //! The plugins are built once by `tools/plugin-builder` (the README's test
 //! command does it first); tests copy the ones they need into a plugins
 //! folder of their own.
+
+pub mod contract;
+pub mod server;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

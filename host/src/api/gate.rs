@@ -87,7 +87,7 @@ async fn pass(
         (Auth::Valid(caller), Lookup::Found(endpoint)) => {
             (caller.user.id.clone(), endpoint.bucket())
         }
-        (Auth::Valid(caller), _) => (caller.user.id.clone(), Bucket::Default),
+        (Auth::Valid(caller), _) => (caller.user.id.clone(), Bucket::Other("unmatched")),
         _ => (format!("addr:{}", peer.ip()), Bucket::Anonymous),
     };
     let user = match &auth {
@@ -100,25 +100,32 @@ async fn pass(
         Err(error) => {
             let decision = app.limiter.charge(&subject, bucket, now());
             return (
-                refuse_or(decision, error).into_response(),
+                refuse_or(decision, error, route).into_response(),
                 Some(decision),
                 user,
             );
         }
     };
     let body_hash = hex::encode(Sha256::digest(&bytes));
-    if let (Auth::Valid(caller), Lookup::Found(Endpoint::Query)) = (&auth, route) {
-        if let Some(replay) = idempotency::replay(app, &caller.user.id, &parts.headers, &body_hash)
-        {
-            // Replays are free: the windows are shown, not charged.
-            return (
-                replay,
-                Some(app.limiter.peek(&subject, bucket, now())),
-                user,
-            );
-        }
+    if let (Auth::Valid(caller), Lookup::Found(Endpoint::Query)) = (&auth, route)
+        && let Some(replay) = idempotency::replay(app, &caller.user.id, &parts.headers, &body_hash)
+    {
+        // Replays are free: the windows are shown, not charged.
+        return (
+            replay,
+            Some(app.limiter.peek(&subject, bucket, now())),
+            user,
+        );
     }
     let decision = app.limiter.charge(&subject, bucket, now());
+    // Acknowledged requests are counted durably (see limits.rs).
+    if let Err(error) = app.limiter.persist(decision.change).await {
+        return (
+            ApiError::internal(format!("{error:#}")).into_response(),
+            Some(decision),
+            user,
+        );
+    }
     if !decision.allowed {
         return (
             rate_limited(decision, route).into_response(),
@@ -213,31 +220,72 @@ fn bearer_token(value: &str) -> Option<&str> {
     scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
 }
 
+/// Reads at most [`MAX_BODY_BYTES`]. A larger body is refused, but what
+/// the client is still sending is read and dropped first (up to a bound):
+/// an HTTP/1.1 client that is still writing when the server closes sees a
+/// broken pipe instead of the 413.
 async fn read_body(headers: &HeaderMap, body: Body) -> Result<Bytes, ApiError> {
+    use http_body_util::BodyExt;
     let too_large = || {
         ApiError::new(
             super::error::ErrorType::PayloadTooLarge,
             format!("the request body is larger than {MAX_BODY_BYTES} bytes"),
         )
+        .with_header(header::CONNECTION, "close")
     };
     let declared = headers
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|len| len > MAX_BODY_BYTES as u64) {
-        return Err(too_large());
+    let mut body = body;
+    let mut bytes = Vec::new();
+    let mut over = declared.is_some_and(|len| len > MAX_BODY_BYTES as u64);
+    let mut seen = 0usize;
+    let drain_until = tokio::time::Instant::now() + DRAIN_TIME;
+    loop {
+        let frame = if over {
+            match tokio::time::timeout_at(drain_until, body.frame()).await {
+                Ok(frame) => frame,
+                Err(_) => break,
+            }
+        } else {
+            body.frame().await
+        };
+        let Some(frame) = frame else { break };
+        let Ok(frame) = frame else {
+            return Err(ApiError::bad_request("the request body could not be read"));
+        };
+        let Ok(data) = frame.into_data() else {
+            continue;
+        };
+        seen += data.len();
+        if over {
+            if seen > DRAIN_BYTES {
+                break;
+            }
+        } else if seen > MAX_BODY_BYTES {
+            over = true;
+        } else {
+            bytes.extend_from_slice(&data);
+        }
     }
-    axum::body::to_bytes(body, MAX_BODY_BYTES)
-        .await
-        .map_err(|_| too_large())
+    if over {
+        Err(too_large())
+    } else {
+        Ok(Bytes::from(bytes))
+    }
 }
 
+/// How much of an oversized body is read and dropped before answering.
+const DRAIN_BYTES: usize = 4 * 1024 * 1024;
+const DRAIN_TIME: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// A body error, unless the limit refuses the request first.
-fn refuse_or(decision: Decision, error: ApiError) -> ApiError {
+fn refuse_or(decision: Decision, error: ApiError, route: &Lookup) -> ApiError {
     if decision.allowed {
         error
     } else {
-        rate_limited(decision, &Lookup::NotFound)
+        rate_limited(decision, route)
     }
 }
 

@@ -69,10 +69,10 @@ pub fn claim<'a>(
     key: String,
     body_hash: &str,
 ) -> Result<Claim<'a>, ApiError> {
-    if let Some(record) = app.store.idempotency_record(user_id, &key)? {
-        if record.body_hash != body_hash {
-            return Err(different_body());
-        }
+    if let Some(record) = app.store.idempotency_record(user_id, &key)?
+        && record.body_hash != body_hash
+    {
+        return Err(different_body());
     }
     let mut running = app.in_flight.0.lock().expect("in-flight lock");
     let slot = (user_id.to_string(), key.clone());

@@ -3,24 +3,28 @@
 //! endpoint of the contract's table, or the default bucket).
 //!
 //! Minute windows live in memory: losing them in a restart gives at most a
-//! minute's grace. Day windows are also written to the store (batched, by a
-//! background flush) so that a restart does not hand anyone a fresh day.
+//! minute's grace. Day windows are also written to the store before the
+//! request goes on (group commit: one transaction serves every request
+//! waiting at that moment), so a crash never hands anyone a fresh day.
 //! Check-and-charge happens under one lock, so concurrent requests can never
 //! be admitted past the limit.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::config::{RateLimits, Window};
 use crate::store::Store;
 
-/// Which allowance a request draws on.
+/// Which allowance a request draws on. Every endpoint has its own: the
+/// three of the contract's table with their limits, every other one (named
+/// by its route) with the default limits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Bucket {
     Query,
     DeepSearch,
     DeleteMyData,
-    Default,
+    Other(&'static str),
     /// Requests without a valid token, per client address.
     Anonymous,
 }
@@ -31,7 +35,7 @@ impl Bucket {
             Bucket::Query => "query",
             Bucket::DeepSearch => "deep_search",
             Bucket::DeleteMyData => "delete_my_data",
-            Bucket::Default => "default",
+            Bucket::Other(route) => route,
             Bucket::Anonymous => "anonymous",
         }
     }
@@ -49,6 +53,9 @@ pub struct Decision {
     pub reset_day: i64,
     /// Seconds until the window that refused the request resets.
     pub retry_after: i64,
+    /// The change to the day counters this request made, to wait for with
+    /// [`RateLimiter::persist`] (0: nothing to persist).
+    pub change: u64,
 }
 
 #[derive(Default, Clone, Copy)]
@@ -59,12 +66,20 @@ struct Counts {
     day: u32,
 }
 
+/// Day counters to write, by (subject, bucket, day), and the number of the
+/// latest change.
+type Pending = (BTreeMap<(String, Bucket, i64), u64>, u64);
+
 pub struct RateLimiter {
     limits: RateLimits,
     store: Arc<Store>,
     counts: Mutex<HashMap<(String, Bucket), Counts>>,
-    /// Day counters changed since the last flush.
-    dirty: Mutex<BTreeMap<(String, Bucket, i64), u64>>,
+    /// Day counters changed since the last commit, and the number of the
+    /// latest change.
+    dirty: Mutex<Pending>,
+    /// Every change up to this number is in the store.
+    committed: AtomicU64,
+    commit_lock: tokio::sync::Mutex<()>,
 }
 
 impl RateLimiter {
@@ -74,6 +89,8 @@ impl RateLimiter {
             store,
             counts: Mutex::default(),
             dirty: Mutex::default(),
+            committed: AtomicU64::new(0),
+            commit_lock: tokio::sync::Mutex::new(()),
         }
     }
 
@@ -82,7 +99,7 @@ impl RateLimiter {
             Bucket::Query => self.limits.query,
             Bucket::DeepSearch => self.limits.deep_search,
             Bucket::DeleteMyData => self.limits.delete_my_data,
-            Bucket::Default => self.limits.default,
+            Bucket::Other(_) => self.limits.default,
             Bucket::Anonymous => self.limits.anonymous,
         }
     }
@@ -123,13 +140,17 @@ impl RateLimiter {
         let minute_full = counts.minute >= window.minute;
         let day_full = counts.day >= window.day;
         let allowed = !minute_full && !day_full;
+        let mut change = 0;
         if allowed && count {
             counts.minute += 1;
             counts.day += 1;
-            self.dirty.lock().expect("limiter lock").insert(
+            let mut dirty = self.dirty.lock().expect("limiter lock");
+            dirty.0.insert(
                 (subject.to_string(), bucket, day_start),
                 u64::from(counts.day),
             );
+            dirty.1 += 1;
+            change = dirty.1;
         }
         let reset_minute = minute_start + 60;
         let reset_day = day_start + 86_400;
@@ -147,35 +168,44 @@ impl RateLimiter {
                 reset_minute - now
             }
             .max(1),
+            change,
         }
+    }
+
+    /// Returns once the day counters, up to `change`, are in the store.
+    /// Requests arriving while a commit runs are served by the next one.
+    pub async fn persist(self: &Arc<Self>, change: u64) -> anyhow::Result<()> {
+        if change == 0 || self.committed.load(Ordering::Acquire) >= change {
+            return Ok(());
+        }
+        let _turn = self.commit_lock.lock().await;
+        if self.committed.load(Ordering::Acquire) >= change {
+            return Ok(());
+        }
+        let limiter = self.clone();
+        tokio::task::spawn_blocking(move || limiter.commit()).await?
     }
 
     /// Writes the changed day counters in one transaction.
-    pub fn flush(&self) {
-        let batch: Vec<(String, String, i64, u64)> =
-            std::mem::take(&mut *self.dirty.lock().expect("limiter lock"))
-                .into_iter()
-                .map(|((subject, bucket, day), count)| {
-                    (subject, bucket.name().to_string(), day, count)
-                })
-                .collect();
-        if let Err(error) = self.store.put_day_counts(&batch) {
-            tracing::error!(%error, "could not persist day counters");
-        }
+    fn commit(&self) -> anyhow::Result<()> {
+        let (batch, upto) = {
+            let mut dirty = self.dirty.lock().expect("limiter lock");
+            (std::mem::take(&mut dirty.0), dirty.1)
+        };
+        let rows: Vec<(String, String, i64, u64)> = batch
+            .into_iter()
+            .map(|((subject, bucket, day), count)| (subject, bucket.name().to_string(), day, count))
+            .collect();
+        self.store.put_day_counts(&rows)?;
+        self.committed.fetch_max(upto, Ordering::AcqRel);
+        Ok(())
     }
 
-    /// Flushes every second until the limiter is dropped.
-    pub fn spawn_flusher(self: &Arc<Self>) -> tokio::task::JoinHandle<()> {
-        let weak = Arc::downgrade(self);
-        tokio::spawn(async move {
-            loop {
-                tokio::time::sleep(std::time::Duration::from_secs(1)).await;
-                let Some(limiter) = weak.upgrade() else {
-                    return;
-                };
-                let _ = tokio::task::spawn_blocking(move || limiter.flush()).await;
-            }
-        })
+    /// Commits whatever is pending (at shutdown).
+    pub fn flush(&self) {
+        if let Err(error) = self.commit() {
+            tracing::error!(%error, "could not persist day counters");
+        }
     }
 }
 
@@ -207,7 +237,10 @@ mod tests {
         assert_eq!(refused.reset_minute, t + 20);
         assert!(l.charge("u", Bucket::Query, t + 20).allowed, "a new minute");
         assert!(l.charge("v", Bucket::Query, t).allowed, "per subject");
-        assert!(l.charge("u", Bucket::Default, t).allowed, "per bucket");
+        assert!(
+            l.charge("u", Bucket::Other("GET /me"), t).allowed,
+            "per bucket"
+        );
     }
 
     #[test]

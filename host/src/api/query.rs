@@ -31,6 +31,17 @@ pub struct QueryBody {
     max_results: Option<i64>,
 }
 
+impl super::json::Body for QueryBody {
+    fn expectation(field: &str) -> Option<&'static str> {
+        match field {
+            "query" => Some("query must be a string of 1 to 2000 characters"),
+            "connectors" => Some("connectors must be an array of 1 to 50 connector ids (strings)"),
+            "max_results" => Some("max_results must be an integer between 1 and 100"),
+            _ => None,
+        }
+    }
+}
+
 pub async fn query(
     State(app): State<Arc<App>>,
     Extension(caller): Extension<Caller>,

@@ -76,7 +76,11 @@ pub fn lookup(method: &Method, path: &str) -> Lookup {
     if matching.is_empty() {
         Lookup::NotFound
     } else {
-        Lookup::WrongMethod(matching.iter().map(|r| r.method.as_str()).collect())
+        let mut methods: Vec<&'static str> = matching.iter().map(|r| r.method.as_str()).collect();
+        if methods.contains(&"GET") {
+            methods.push("HEAD");
+        }
+        Lookup::WrongMethod(methods)
     }
 }
 
@@ -84,7 +88,7 @@ impl Endpoint {
     pub fn bucket(self) -> Bucket {
         match self {
             Endpoint::Query => Bucket::Query,
-            _ => Bucket::Default,
+            other => Bucket::Other(other.label()),
         }
     }
 

@@ -92,8 +92,8 @@ impl MiniLm {
         let mut ids = Vec::with_capacity(rows * width);
         let mut mask = Vec::with_capacity(rows * width);
         for encoding in &encodings {
-            ids.extend(encoding.get_ids().iter().map(|&i| i as u32));
-            mask.extend(encoding.get_attention_mask().iter().map(|&m| m as u32));
+            ids.extend_from_slice(encoding.get_ids());
+            mask.extend_from_slice(encoding.get_attention_mask());
         }
         let ids = Tensor::from_vec(ids, (rows, width), &self.device)?;
         let mask = Tensor::from_vec(mask, (rows, width), &self.device)?;

@@ -101,13 +101,12 @@ impl Toolchain {
         let installed = Command::new("rustup")
             .args(["target", "list", "--installed"])
             .output();
-        if let Ok(output) = installed {
-            if String::from_utf8_lossy(&output.stdout)
+        if let Ok(output) = installed
+            && String::from_utf8_lossy(&output.stdout)
                 .lines()
                 .any(|l| l.trim() == TARGET)
-            {
-                return Ok(Toolchain::Rustup);
-            }
+        {
+            return Ok(Toolchain::Rustup);
         }
         if !(Path::new(DEBIAN_CARGO).exists()
             && Path::new(DEBIAN_WASM_LD).exists()

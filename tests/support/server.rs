@@ -1,0 +1,743 @@
+//! The real server over HTTPS: `quarry demo` started as a child process on
+//! a free port with a data folder of its own, and a client that trusts its
+//! CA. Every response a test sees through [`Demo::call`] (and the
+//! `get`/`post`/`delete` shortcuts) is checked against the OpenAPI document
+//! by [`crate::contract`], so the document and the server cannot drift apart.
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use reqwest::{Method, StatusCode, Version};
+use serde_json::Value;
+
+use crate::contract;
+
+/// The connectors the demo connects for both users.
+pub const CONNECTORS: [&str; 5] = ["github", "jira", "linear", "notion", "slack"];
+
+/// A demo user and the API token the demo issued for this start.
+#[derive(Debug, Clone)]
+pub struct DemoUser {
+    pub email: String,
+    pub token: String,
+}
+
+/// How to start a demo; [`Demo::start`] is the common case.
+#[derive(Debug, Clone, Default)]
+pub struct DemoOptions {
+    env: Vec<(String, String)>,
+    token_ttl_seconds: Option<u64>,
+    data_dir: Option<PathBuf>,
+    upstream_latency_ms: Option<u64>,
+}
+
+impl DemoOptions {
+    /// A `QUARRY_*` override (for example `QUARRY_LIMITS__QUERY__MINUTE=5`).
+    pub fn env(mut self, name: &str, value: &str) -> Self {
+        self.env.push((name.to_string(), value.to_string()));
+        self
+    }
+
+    pub fn envs(mut self, pairs: &[(&str, &str)]) -> Self {
+        for (name, value) in pairs {
+            self = self.env(name, value);
+        }
+        self
+    }
+
+    pub fn token_ttl_seconds(mut self, seconds: u64) -> Self {
+        self.token_ttl_seconds = Some(seconds);
+        self
+    }
+
+    /// A data folder that outlives the demo (to restart on the same data).
+    pub fn data_dir(mut self, dir: &Path) -> Self {
+        self.data_dir = Some(dir.to_path_buf());
+        self
+    }
+
+    /// Latency the fake upstreams add to every response (slow queries).
+    pub fn upstream_latency_ms(mut self, ms: u64) -> Self {
+        self.upstream_latency_ms = Some(ms);
+        self
+    }
+
+    pub fn start(self) -> Demo {
+        Demo::spawn(self)
+    }
+}
+
+/// A running `quarry demo`, killed when dropped.
+pub struct Demo {
+    child: Option<Child>,
+    /// `https://127.0.0.1:PORT/v1`
+    pub base_url: String,
+    pub ca_cert: PathBuf,
+    pub users: Vec<DemoUser>,
+    /// Negotiates HTTP/2 or HTTP/1.1 by ALPN (HTTP/2 with this server).
+    pub client: reqwest::Client,
+    /// Speaks HTTP/1.1 only.
+    pub client_http1: reqwest::Client,
+    pub data_dir: PathBuf,
+    stderr_path: PathBuf,
+    // Held for their lifetime: removed when the demo is dropped.
+    _temp_data: Option<tempfile::TempDir>,
+    _logs: tempfile::TempDir,
+}
+
+/// One response, already checked against the OpenAPI document.
+#[derive(Debug, Clone)]
+pub struct Reply {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    /// The body parsed as JSON, or `Null` when it is not JSON (or empty).
+    pub body: Value,
+    pub raw: Vec<u8>,
+    pub version: Version,
+}
+
+impl Reply {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).map(|v| {
+            v.to_str()
+                .unwrap_or_else(|_| panic!("header {name} is not visible ASCII: {v:?}"))
+        })
+    }
+
+    /// An integer header, which must be present.
+    pub fn int_header(&self, name: &str) -> i64 {
+        let value = self
+            .header(name)
+            .unwrap_or_else(|| panic!("no {name} header in {self}"));
+        value
+            .parse()
+            .unwrap_or_else(|_| panic!("{name} is not an integer: {value:?}"))
+    }
+
+    /// When the server answered, in Unix seconds, from its `Date` header.
+    pub fn server_time(&self) -> i64 {
+        let date = self
+            .header("date")
+            .unwrap_or_else(|| panic!("no Date header in {self}"));
+        parse_http_date(date).unwrap_or_else(|| panic!("Date {date:?} is not an IMF-fixdate"))
+    }
+
+    /// `error.type` of an error body.
+    pub fn error_type(&self) -> &str {
+        self.body["error"]["type"]
+            .as_str()
+            .unwrap_or_else(|| panic!("not an error body: {self}"))
+    }
+
+    /// `error.message` of an error body.
+    pub fn error_message(&self) -> &str {
+        self.body["error"]["message"]
+            .as_str()
+            .unwrap_or_else(|| panic!("not an error body: {self}"))
+    }
+
+    /// Asserts the status and, for errors, the contract's error type.
+    #[track_caller]
+    pub fn expect(&self, status: u16, error_type: Option<&str>) -> &Reply {
+        assert_eq!(self.status.as_u16(), status, "unexpected status: {self}");
+        if let Some(kind) = error_type {
+            assert_eq!(self.error_type(), kind, "unexpected error type: {self}");
+        }
+        self
+    }
+
+    /// Asserts a 400 `bad_request` whose message names `field`.
+    #[track_caller]
+    pub fn expect_bad_request_naming(&self, field: &str) -> &Reply {
+        self.expect(400, Some("bad_request"));
+        let message = self.error_message();
+        assert!(
+            message.contains(field),
+            "the message should name `{field}`: {message:?}"
+        );
+        self
+    }
+}
+
+impl std::fmt::Display for Reply {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let body = if self.body.is_null() {
+            String::from_utf8_lossy(&self.raw[..self.raw.len().min(2000)]).into_owned()
+        } else {
+            let text = self.body.to_string();
+            text.chars().take(4000).collect()
+        };
+        write!(f, "{} {body}", self.status)
+    }
+}
+
+/// A request being built: `demo.call(Method::POST, "/query").token(t).json(&body).send().await`.
+pub struct Call<'a> {
+    demo: &'a Demo,
+    method: Method,
+    path: String,
+    headers: Vec<(HeaderName, HeaderValue)>,
+    body: Option<reqwest::Body>,
+    http1: bool,
+}
+
+impl<'a> Call<'a> {
+    pub fn token(self, token: &str) -> Self {
+        self.header("authorization", &format!("Bearer {token}"))
+    }
+
+    /// A header given as text (must be a valid header value).
+    pub fn header(self, name: &str, value: &str) -> Self {
+        let value = HeaderValue::from_str(value).expect("a valid header value");
+        self.header_value(name, value)
+    }
+
+    /// A header given as any bytes the HTTP layer lets through.
+    pub fn header_value(mut self, name: &str, value: HeaderValue) -> Self {
+        let name = HeaderName::from_bytes(name.as_bytes()).expect("a valid header name");
+        self.headers.push((name, value));
+        self
+    }
+
+    pub fn idempotency_key(self, key: &str) -> Self {
+        self.header("idempotency-key", key)
+    }
+
+    /// A JSON body with `Content-Type: application/json`.
+    pub fn json(self, body: &Value) -> Self {
+        self.raw(
+            serde_json::to_vec(body).expect("json"),
+            Some("application/json"),
+        )
+    }
+
+    /// Any body, with the given `Content-Type` (none when `None`).
+    pub fn raw(mut self, body: impl Into<Vec<u8>>, content_type: Option<&str>) -> Self {
+        if let Some(ct) = content_type {
+            self = self.header(CONTENT_TYPE.as_str(), ct);
+        }
+        self.body = Some(reqwest::Body::from(body.into()));
+        self
+    }
+
+    /// A body sent without a `Content-Length` (chunked on HTTP/1.1, plain
+    /// DATA frames on HTTP/2): the server learns its size only by reading.
+    pub fn streamed(mut self, body: Vec<u8>, content_type: &str) -> Self {
+        self = self.header(CONTENT_TYPE.as_str(), content_type);
+        let chunks: Vec<Result<Vec<u8>, std::io::Error>> =
+            body.chunks(8192).map(|c| Ok(c.to_vec())).collect();
+        self.body = Some(reqwest::Body::wrap_stream(futures::stream::iter(chunks)));
+        self
+    }
+
+    /// Over HTTP/1.1 instead of HTTP/2.
+    pub fn http1(mut self) -> Self {
+        self.http1 = true;
+        self
+    }
+
+    /// Sends, reads the whole response and checks it against the contract.
+    pub async fn send(self) -> Reply {
+        let (method, path) = (self.method.clone(), self.path.clone());
+        let log = self.demo.log_tail_path();
+        match self.try_send().await {
+            Ok(reply) => reply,
+            Err(e) => panic!(
+                "{method} {path}: no response: {e:?}\nserver log:\n{}",
+                read_tail(&log)
+            ),
+        }
+    }
+
+    /// Sends and checks against the contract; a transport failure (no
+    /// response at all) is returned rather than a panic.
+    pub async fn try_send(self) -> Result<Reply, reqwest::Error> {
+        let method = self.method.clone();
+        let path = self.path.clone();
+        let reply = self.try_send_unchecked().await?;
+        if let Err(problem) = contract::check_reply(method.as_str(), &path, &reply) {
+            panic!(
+                "{method} {path}: the response breaks the API contract:\n{problem}\nresponse: {reply}"
+            );
+        }
+        Ok(reply)
+    }
+
+    /// Sends without the contract check (for tests of the checker itself).
+    pub async fn send_unchecked(self) -> Reply {
+        let (method, path) = (self.method.clone(), self.path.clone());
+        self.try_send_unchecked()
+            .await
+            .unwrap_or_else(|e| panic!("{method} {path}: no response: {e:?}"))
+    }
+
+    async fn try_send_unchecked(self) -> Result<Reply, reqwest::Error> {
+        let client = if self.http1 {
+            &self.demo.client_http1
+        } else {
+            &self.demo.client
+        };
+        let mut request = client.request(self.method.clone(), self.demo.url(&self.path));
+        for (name, value) in self.headers {
+            request = request.header(name, value);
+        }
+        if let Some(body) = self.body {
+            request = request.body(body);
+        }
+        let response = request.send().await?;
+        let status = response.status();
+        let version = response.version();
+        let headers = response.headers().clone();
+        let raw = response.bytes().await?.to_vec();
+        let is_json = headers
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|ct| ct.split(';').next().unwrap_or("").trim() == "application/json");
+        let body = if is_json && !raw.is_empty() {
+            serde_json::from_slice(&raw).unwrap_or_else(|e| {
+                panic!(
+                    "{} {}: the body is labelled JSON but is not ({e}): {}",
+                    self.method,
+                    self.path,
+                    String::from_utf8_lossy(&raw)
+                )
+            })
+        } else {
+            Value::Null
+        };
+        Ok(Reply {
+            status,
+            headers,
+            body,
+            raw,
+            version,
+        })
+    }
+}
+
+static STARTS: AtomicUsize = AtomicUsize::new(0);
+
+impl Demo {
+    /// Starts a demo with these `QUARRY_*` overrides and the defaults
+    /// otherwise (token lifetime 3600 s, a temporary data folder).
+    pub fn start(extra_env: &[(&str, &str)]) -> Demo {
+        Demo::options().envs(extra_env).start()
+    }
+
+    pub fn options() -> DemoOptions {
+        DemoOptions::default()
+    }
+
+    fn spawn(options: DemoOptions) -> Demo {
+        let binary = quarry_binary();
+        let plugins = built_connectors();
+        let (temp_data, data_dir) = match &options.data_dir {
+            Some(dir) => (None, dir.clone()),
+            None => {
+                let temp = tempfile::tempdir().expect("temp dir");
+                let path = temp.path().to_path_buf();
+                (Some(temp), path)
+            }
+        };
+        seed_component_cache(&data_dir);
+        let logs = tempfile::tempdir().expect("temp dir");
+        let stderr_path = logs.path().join(format!(
+            "demo-{}.log",
+            STARTS.fetch_add(1, Ordering::Relaxed)
+        ));
+        let stderr = std::fs::File::create(&stderr_path).expect("log file");
+        let mut command = Command::new(&binary);
+        command
+            .arg("demo")
+            .args(["--listen", "127.0.0.1:0"])
+            .arg("--data-dir")
+            .arg(&data_dir)
+            .arg("--plugins-dir")
+            .arg(&plugins)
+            .arg("--token-ttl-seconds")
+            .arg(options.token_ttl_seconds.unwrap_or(3600).to_string());
+        if let Some(ms) = options.upstream_latency_ms {
+            command.arg("--upstream-latency-ms").arg(ms.to_string());
+        }
+        // The test's own environment must not change the server's behaviour.
+        for (name, _) in std::env::vars_os() {
+            let text = name.to_string_lossy();
+            if text.starts_with("QUARRY_") || text == "RUST_LOG" {
+                command.env_remove(&name);
+            }
+        }
+        command.env("QUARRY_LOG", "info").env("NO_COLOR", "1");
+        // Where a person runs it: relative defaults resolve from the root.
+        command.current_dir(crate::repo_root());
+        for (name, value) in &options.env {
+            command.env(name, value);
+        }
+        let mut child = command
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::from(stderr))
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {}: {e}", binary.display()));
+
+        // The first stdout line is the demo's JSON; the rest is drained.
+        let stdout = child.stdout.take().expect("piped stdout");
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut reader = BufReader::new(stdout);
+            let mut line = String::new();
+            let read = reader.read_line(&mut line);
+            let _ = tx.send(read.map(|_| line));
+            let _ = std::io::copy(&mut reader, &mut std::io::sink());
+        });
+        // A guard against a hung start, not a measurement.
+        let line = match rx.recv_timeout(Duration::from_secs(180)) {
+            Ok(Ok(line)) if !line.trim().is_empty() => line,
+            outcome => {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!(
+                    "quarry demo did not print its first line ({outcome:?}); its log:\n{}",
+                    read_tail(&stderr_path)
+                );
+            }
+        };
+        let first: Value = serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("the demo's first line is not JSON ({e}): {line}"));
+        let base_url = first["base_url"]
+            .as_str()
+            .expect("base_url in the first line")
+            .trim_end_matches('/')
+            .to_string();
+        assert!(
+            base_url.starts_with("https://127.0.0.1:") && base_url.ends_with("/v1"),
+            "unexpected base_url {base_url}"
+        );
+        let ca_cert = PathBuf::from(
+            first["ca_cert"]
+                .as_str()
+                .expect("ca_cert in the first line"),
+        );
+        let users: Vec<DemoUser> = first["users"]
+            .as_array()
+            .expect("users in the first line")
+            .iter()
+            .map(|u| DemoUser {
+                email: u["email"].as_str().expect("email").to_string(),
+                token: u["token"].as_str().expect("token").to_string(),
+            })
+            .collect();
+        let pem = std::fs::read(&ca_cert)
+            .unwrap_or_else(|e| panic!("cannot read ca_cert {}: {e}", ca_cert.display()));
+        let client = client(&pem, false);
+        let client_http1 = client_for_http1(&pem);
+        save_component_cache(&data_dir);
+        Demo {
+            child: Some(child),
+            base_url,
+            ca_cert,
+            users,
+            client,
+            client_http1,
+            data_dir,
+            stderr_path,
+            _temp_data: temp_data,
+            _logs: logs,
+        }
+    }
+
+    /// The token of the demo user whose email starts with `name@`.
+    pub fn token(&self, name: &str) -> &str {
+        &self
+            .users
+            .iter()
+            .find(|u| u.email.starts_with(&format!("{name}@")))
+            .unwrap_or_else(|| panic!("no demo user {name}: {:?}", self.users))
+            .token
+    }
+
+    pub fn alice(&self) -> &str {
+        self.token("alice")
+    }
+
+    pub fn bob(&self) -> &str {
+        self.token("bob")
+    }
+
+    /// `path` is relative to the base URL (`/query`, `/me`, ...).
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base_url)
+    }
+
+    pub fn call(&self, method: Method, path: &str) -> Call<'_> {
+        Call {
+            demo: self,
+            method,
+            path: path.to_string(),
+            headers: Vec::new(),
+            body: None,
+            http1: false,
+        }
+    }
+
+    /// `GET path`, with a bearer token when given; checked against the contract.
+    pub async fn get(&self, path: &str, token: Option<&str>) -> Reply {
+        with_token(self.call(Method::GET, path), token).send().await
+    }
+
+    /// `POST path` with a JSON body; checked against the contract.
+    pub async fn post(&self, path: &str, token: Option<&str>, body: &Value) -> Reply {
+        with_token(self.call(Method::POST, path), token)
+            .json(body)
+            .send()
+            .await
+    }
+
+    /// `DELETE path`; checked against the contract.
+    pub async fn delete(&self, path: &str, token: Option<&str>) -> Reply {
+        with_token(self.call(Method::DELETE, path), token)
+            .send()
+            .await
+    }
+
+    /// `POST /query` as `token` with this body.
+    pub async fn query(&self, token: &str, body: &Value) -> Reply {
+        self.post("/query", Some(token), body).await
+    }
+
+    /// The server's log so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(&self.stderr_path).unwrap_or_default()
+    }
+
+    fn log_tail_path(&self) -> PathBuf {
+        self.stderr_path.clone()
+    }
+
+    /// Kills the server and waits for it to exit (its data folder stays
+    /// while the `Demo` value lives, or for good when it was given).
+    pub fn stop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+impl Drop for Demo {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+fn with_token<'a>(call: Call<'a>, token: Option<&str>) -> Call<'a> {
+    match token {
+        Some(token) => call.token(token),
+        None => call,
+    }
+}
+
+fn client(ca_pem: &[u8], http1_only: bool) -> reqwest::Client {
+    let ca = reqwest::Certificate::from_pem(ca_pem).expect("the demo's CA is PEM");
+    let mut builder = reqwest::Client::builder()
+        .use_rustls_tls()
+        .tls_built_in_root_certs(false)
+        .add_root_certificate(ca)
+        .https_only(false)
+        // A guard against a hung server, not a measurement.
+        .timeout(Duration::from_secs(120))
+        .pool_max_idle_per_host(64);
+    if http1_only {
+        builder = builder.http1_only();
+    }
+    builder.build().expect("client")
+}
+
+fn client_for_http1(ca_pem: &[u8]) -> reqwest::Client {
+    client(ca_pem, true)
+}
+
+/// The last 8 KiB of a log file.
+fn read_tail(path: &Path) -> String {
+    let mut text = String::new();
+    if let Ok(mut file) = std::fs::File::open(path) {
+        let _ = file.read_to_string(&mut text);
+    }
+    let start = text.len().saturating_sub(8192);
+    let start = (start..text.len())
+        .find(|i| text.is_char_boundary(*i))
+        .unwrap_or(text.len());
+    text[start..].to_string()
+}
+
+/// The `quarry` executable beside the test binary (`target/debug/quarry`
+/// for `target/debug/deps/api-*`).
+pub fn quarry_binary() -> PathBuf {
+    let exe = std::env::current_exe().expect("current exe");
+    let mut dir = exe.parent().expect("deps folder").to_path_buf();
+    if dir.ends_with("deps") {
+        dir.pop();
+    }
+    let binary = dir.join(format!("quarry{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        binary.exists(),
+        "the quarry binary is missing at {}: build it with `cargo build -p quarry --bin quarry` \
+         before running these tests (`cargo test` builds the binaries of the package under test \
+         only, and this one is in another package)",
+        binary.display()
+    );
+    binary
+}
+
+/// Where the plugin builder put the five connectors.
+pub fn built_connectors() -> PathBuf {
+    let dir = crate::repo_root().join("target/plugins");
+    for id in CONNECTORS {
+        assert!(
+            dir.join(format!("{id}.wasm")).exists() && dir.join(format!("{id}.toml")).exists(),
+            "connector {id} is not built in {}: run `cargo run -q -p quarry-plugin-builder -- --test-out target/test-plugins`",
+            dir.display()
+        );
+    }
+    dir
+}
+
+/// Compiled components shared by every demo the tests start: each demo
+/// compiles into `<data>/cache/components`; copying the artifacts between
+/// demos spares each start the compilation (the server still checks every
+/// artifact's key, and recompiles what does not match).
+fn shared_component_cache() -> PathBuf {
+    crate::repo_root().join("target/test-api-component-cache")
+}
+
+fn seed_component_cache(data_dir: &Path) {
+    let target = data_dir.join("cache/components");
+    copy_missing(&shared_component_cache(), &target);
+}
+
+fn save_component_cache(data_dir: &Path) {
+    copy_missing(
+        &data_dir.join("cache/components"),
+        &shared_component_cache(),
+    );
+}
+
+/// Copies the files of `from` that `to` lacks, each through a temporary
+/// name and a rename, so that concurrent copies never expose half a file.
+fn copy_missing(from: &Path, to: &Path) {
+    let Ok(entries) = std::fs::read_dir(from) else {
+        return;
+    };
+    if std::fs::create_dir_all(to).is_err() {
+        return;
+    }
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        if !name.to_string_lossy().ends_with(".cwasm") || to.join(&name).exists() {
+            continue;
+        }
+        let temp = to.join(format!(
+            ".{}.{}.{}",
+            name.to_string_lossy(),
+            std::process::id(),
+            STARTS.fetch_add(1, Ordering::Relaxed)
+        ));
+        if std::fs::copy(entry.path(), &temp).is_ok() {
+            let _ = std::fs::rename(&temp, to.join(&name));
+        }
+        let _ = std::fs::remove_file(&temp);
+    }
+}
+
+/// Seconds since the Unix epoch, by this machine's clock (the server's).
+pub fn unix_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock after 1970")
+        .as_secs() as i64
+}
+
+/// Waits, when fewer than `margin` seconds are left in the current minute
+/// (or UTC day), until the next one starts: a test that counts requests in a
+/// window must not see the window reset under it.
+pub async fn avoid_window_edge(margin: i64) {
+    loop {
+        let now = unix_now();
+        let left_in_minute = 60 - now.rem_euclid(60);
+        let left_in_day = 86_400 - now.rem_euclid(86_400);
+        if left_in_minute > margin && left_in_day > margin {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+/// Parses an HTTP date (IMF-fixdate, `Sun, 06 Nov 1994 08:49:37 GMT`)
+/// into Unix seconds.
+pub fn parse_http_date(text: &str) -> Option<i64> {
+    let parts: Vec<&str> = text.split_whitespace().collect();
+    let [_, day, month, year, time, "GMT"] = parts.as_slice() else {
+        return None;
+    };
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let month = MONTHS.iter().position(|m| m == month)? + 1;
+    let day: u32 = day.parse().ok()?;
+    let year: u32 = year.parse().ok()?;
+    parse_rfc3339_utc(&format!("{year:04}-{month:02}-{day:02}T{time}Z"))
+}
+
+/// Parses an RFC 3339 UTC time (`2025-03-17T10:30:00Z`, fractions allowed)
+/// into Unix seconds.
+pub fn parse_rfc3339_utc(text: &str) -> Option<i64> {
+    let bytes = text.as_bytes();
+    if !text.is_ascii() || bytes.len() < 20 || !text.ends_with('Z') {
+        return None;
+    }
+    let num = |range: std::ops::Range<usize>| -> Option<i64> { text.get(range)?.parse().ok() };
+    if &text[4..5] != "-" || &text[7..8] != "-" || !matches!(&text[10..11], "T" | "t") {
+        return None;
+    }
+    let (y, m, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (hh, mm, ss) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    if !(1..=12).contains(&m) || !(1..=31).contains(&d) || hh > 23 || mm > 59 || ss > 60 {
+        return None;
+    }
+    // Days from the civil date (Howard Hinnant's algorithm).
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some(days * 86_400 + hh * 3600 + mm * 60 + ss)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rfc3339() {
+        assert_eq!(parse_rfc3339_utc("1970-01-01T00:00:00Z"), Some(0));
+        assert_eq!(
+            parse_rfc3339_utc("2025-03-17T10:30:00Z"),
+            Some(1_742_207_400)
+        );
+        assert_eq!(
+            parse_rfc3339_utc("2000-02-29T23:59:59.5Z"),
+            Some(951_868_799)
+        );
+        assert_eq!(parse_rfc3339_utc("2025-03-17 10:30:00"), None);
+        assert_eq!(
+            parse_http_date("Sun, 06 Nov 1994 08:49:37 GMT"),
+            Some(784_111_777)
+        );
+        assert_eq!(parse_http_date("Sunday, 06-Nov-94 08:49:37 GMT"), None);
+    }
+}
