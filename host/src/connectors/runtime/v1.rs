@@ -21,7 +21,7 @@ wasmtime::component::bindgen!({
 });
 
 use exports::quarry::connector::search as guest;
-pub use quarry::connector::{http, log};
+pub use self::quarry::connector::{http, log};
 
 /// The import names this version provides.
 pub const HTTP_IMPORT: &str = "quarry:connector/http";
