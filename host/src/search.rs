@@ -28,6 +28,7 @@ pub struct Search {
     embedder: Option<Arc<dyn Embedder>>,
     embed_budget: usize,
     embed_deadline: Duration,
+    embed_slot: Arc<tokio::sync::Semaphore>,
 }
 
 /// The answer to one question.
@@ -71,6 +72,7 @@ impl Search {
             embedder,
             embed_budget,
             embed_deadline,
+            embed_slot: Arc::new(tokio::sync::Semaphore::new(1)),
         }
     }
 
@@ -97,11 +99,27 @@ impl Search {
         self.metrics.observe_stage("connectors", started.elapsed());
 
         let ranking = Instant::now();
-        let (embedder, budget, owned_question) =
-            (self.embedder.clone(), self.embed_budget, question);
-        let embed_deadline = self.embed_deadline;
+        // One query embeds at a time (the model already uses every core).
+        // A query that cannot start within its embedding deadline ranks by
+        // keywords alone: under load, latency stays bounded and throughput
+        // stays that of BM25, rather than every query queueing for the CPU.
+        let slot = match &self.embedder {
+            Some(_) => {
+                tokio::time::timeout(self.embed_deadline, self.embed_slot.clone().acquire_owned())
+                    .await
+                    .ok()
+            }
+            None => None,
+        };
+        let embedder = match &slot {
+            Some(Ok(_)) => self.embedder.clone(),
+            _ => None,
+        };
+        let (budget, owned_question) = (self.embed_budget, question);
+        let embed_deadline = self.embed_deadline.saturating_sub(ranking.elapsed());
         // Embedding is CPU-bound: off the async workers.
         let mut results = tokio::task::spawn_blocking(move || {
+            let _slot = slot;
             let semantic = match &embedder {
                 Some(e) => Some(
                     Semantic::new(e.as_ref(), &owned_question, budget)?

@@ -240,3 +240,12 @@ async fn users_query_independently() {
     assert_query_answer(&bob, "inventory reservation", 10);
     assert_eq!(bob.body["query"], json!("inventory reservation"));
 }
+
+/// With the embedding model (the server's default): the answer has the same
+/// shape, and its scores stay in [0, 1].
+#[tokio::test]
+async fn semantic_ranking_answers_in_the_same_shape() {
+    let demo = Demo::start(&[("QUARRY_RANKING__SEMANTIC", "true")]);
+    let answer = demo.query(demo.alice(), &ask(QUESTION)).await;
+    assert_query_answer(&answer, QUESTION, 10);
+}

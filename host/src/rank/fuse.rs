@@ -35,7 +35,7 @@ pub struct Semantic<'a> {
 }
 
 /// Passages embedded per step when a deadline applies.
-const STEP: usize = 8;
+const STEP: usize = 4;
 
 impl<'a> Semantic<'a> {
     pub fn new(embedder: &'a dyn Embedder, question: &str, budget: usize) -> Result<Semantic<'a>> {

@@ -20,8 +20,8 @@ wasmtime::component::bindgen!({
     exports: { default: async },
 });
 
-use exports::quarry::connector::search as guest;
 pub use self::quarry::connector::{http, log};
+use exports::quarry::connector::search as guest;
 
 /// The import names this version provides.
 pub const HTTP_IMPORT: &str = "quarry:connector/http";
