@@ -171,7 +171,7 @@ impl Default for RankingConfig {
             model_dir: PathBuf::from(crate::rank::embed::DEFAULT_MODEL_DIR),
             embed_budget: 100,
             cache_entries: 50_000,
-            embed_deadline_ms: 120,
+            embed_deadline_ms: 90,
         }
     }
 }
