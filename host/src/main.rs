@@ -48,6 +48,11 @@ enum Command {
         /// Most passages embedded per query.
         #[arg(long, default_value_t = 100)]
         embed_budget: usize,
+        /// Semantic weights of the fusion to evaluate, comma-separated
+        /// (vectors are computed once and reused across weights).
+        /// (Default: the server's own weight.)
+        #[arg(long, value_delimiter = ',')]
+        semantic_weight: Vec<f32>,
     },
 }
 
@@ -77,26 +82,39 @@ async fn main() -> Result<()> {
             model_dir,
             bm25_only,
             embed_budget,
+            semantic_weight,
         } => {
             quarry::logging::init("text");
-            let model = if bm25_only {
-                None
-            } else {
-                Some(quarry::rank::MiniLm::load(&model_dir)?)
+            let model = match bm25_only {
+                true => None,
+                false => Some(quarry::rank::embed::Cached::new(
+                    quarry::rank::MiniLm::load(&model_dir)?,
+                    1_000_000,
+                )),
             };
             let embedder = model.as_ref().map(|m| m as &dyn quarry::rank::Embedder);
-            let report = quarry::rank::eval::evaluate(&dir, embedder, embed_budget)?;
-            println!("nDCG@10 {:.4}", report.ndcg_at_10);
-            println!("recall@10 {:.4}", report.recall_at_10);
-            println!(
-                "ranking ms/query (median) {:.1}",
-                report.median_ranking.as_secs_f64() * 1000.0
-            );
-            println!(
-                "ranking ms/query (mean) {:.1}",
-                report.mean_ranking.as_secs_f64() * 1000.0
-            );
-            println!("queries {}", report.queries);
+            let weights = match (bm25_only, semantic_weight.is_empty()) {
+                (true, _) => vec![0.0],
+                (false, true) => vec![quarry::rank::fuse::SEMANTIC_WEIGHT],
+                (false, false) => semantic_weight,
+            };
+            for weight in weights {
+                let report = quarry::rank::eval::evaluate(&dir, embedder, embed_budget, weight)?;
+                if embedder.is_some() {
+                    println!("semantic weight {weight}");
+                }
+                println!("nDCG@10 {:.4}", report.ndcg_at_10);
+                println!("recall@10 {:.4}", report.recall_at_10);
+                println!(
+                    "ranking ms/query (median) {:.1}",
+                    report.median_ranking.as_secs_f64() * 1000.0
+                );
+                println!(
+                    "ranking ms/query (mean) {:.1}",
+                    report.mean_ranking.as_secs_f64() * 1000.0
+                );
+                println!("queries {}", report.queries);
+            }
             Ok(())
         }
     }

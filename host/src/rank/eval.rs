@@ -45,7 +45,13 @@ pub struct Report {
     pub mean_ranking: Duration,
 }
 
-pub fn evaluate(dir: &Path, embedder: Option<&dyn Embedder>, budget: usize) -> Result<Report> {
+/// Evaluates with `weight` as the semantic weight of the fusion.
+pub fn evaluate(
+    dir: &Path,
+    embedder: Option<&dyn Embedder>,
+    budget: usize,
+    weight: f32,
+) -> Result<Report> {
     let corpus: Vec<CorpusLine> = read_jsonl(&dir.join("corpus.jsonl"))?;
     let queries: Vec<QueryLine> = read_jsonl(&dir.join("queries.jsonl"))?;
     let qrels = read_qrels(&dir.join("qrels/test.tsv"))?;
@@ -82,7 +88,7 @@ pub fn evaluate(dir: &Path, embedder: Option<&dyn Embedder>, budget: usize) -> R
             .collect();
         let started = Instant::now();
         let semantic = match embedder {
-            Some(e) => Some(Semantic::new(e, &query.text, budget)?),
+            Some(e) => Some(Semantic::new(e, &query.text, budget)?.with_weight(weight)),
             None => None,
         };
         let ranked = rank(&plan, &candidates, 10, semantic.as_ref())?;

@@ -16,7 +16,7 @@ mod bm25;
 mod chunk;
 pub mod embed;
 pub mod eval;
-mod fuse;
+pub mod fuse;
 mod plan;
 mod time;
 mod words;
