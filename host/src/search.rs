@@ -11,7 +11,7 @@ use serde_json::{Map, Value, json};
 use crate::connectors::{ConnectorError, Document, ErrorKind, Registry, SearchRequest};
 use crate::metrics::Metrics;
 use crate::rank::{self, Candidate, Embedder, QueryPlan, Semantic};
-use crate::store::{Grant, GrantStatus, Store, now, random_hex};
+use crate::store::{Grant, GrantStatus, now, random_hex};
 
 /// How many records to ask each connector for: more than will be shown, so
 /// that ranking has something to choose from.
@@ -21,7 +21,6 @@ fn candidates_wanted(max_results: usize) -> u32 {
 
 pub struct Search {
     registry: Arc<Registry>,
-    store: Arc<Store>,
     metrics: Arc<Metrics>,
     deadline: Duration,
     /// The semantic stage; `None` ranks by BM25 alone.
@@ -57,7 +56,6 @@ pub struct Cited {
 impl Search {
     pub fn new(
         registry: Arc<Registry>,
-        store: Arc<Store>,
         metrics: Arc<Metrics>,
         deadline: Duration,
         embedder: Option<Arc<dyn Embedder>>,
@@ -66,7 +64,6 @@ impl Search {
     ) -> Search {
         Search {
             registry,
-            store,
             metrics,
             deadline,
             embedder,
@@ -76,23 +73,18 @@ impl Search {
         }
     }
 
-    /// Answers `question` from `connectors` (ids the user has connected).
+    /// Answers `question` from `connectors` (the user's grants to use).
     pub async fn run(
         &self,
-        user_id: &str,
         question: &str,
-        connectors: &[String],
+        connectors: Vec<(String, Grant)>,
         max_results: usize,
     ) -> anyhow::Result<Answer> {
         let started = Instant::now();
         let plan = rank::plan(question, now());
         let request = search_request(&plan, max_results);
         let question = question.to_string();
-        let mut grants = Vec::with_capacity(connectors.len());
-        for id in connectors {
-            grants.push((id.clone(), self.store.grant(user_id, id)?));
-        }
-        let calls = grants
+        let calls = connectors
             .into_iter()
             .map(|(id, grant)| self.call(id, grant, &request));
         let outcomes = futures::future::join_all(calls).await;
@@ -145,18 +137,9 @@ impl Search {
     async fn call(
         &self,
         id: String,
-        grant: Option<Grant>,
+        grant: Grant,
         base: &SearchRequest,
     ) -> (String, Result<Vec<Document>, ConnectorError>) {
-        let Some(grant) = grant else {
-            return (
-                id,
-                Err(ConnectorError::new(
-                    ErrorKind::NotConnected,
-                    "this connector is not connected",
-                )),
-            );
-        };
         if grant.status == GrantStatus::NeedsReconnect {
             return (
                 id,

@@ -95,7 +95,6 @@ async fn assemble(config: &Config) -> Result<App> {
     Ok(App {
         search: Search::new(
             registry.clone(),
-            store.clone(),
             metrics.clone(),
             deadline,
             embedder,

@@ -1,6 +1,6 @@
 //! `POST /v1/query`: validate, resolve connectors, search, answer.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use axum::Extension;
@@ -16,6 +16,7 @@ use super::gate::{BodyHash, Caller};
 use super::idempotency;
 use super::json::ApiJson;
 use crate::search::Answer;
+use crate::store::Grant;
 
 const MAX_QUERY_CHARS: usize = 2000;
 const MAX_CONNECTORS: usize = 50;
@@ -57,10 +58,7 @@ pub async fn query(
         Some(key) => Some(idempotency::claim(&app, &caller.user.id, key, &body_hash)?),
         None => None,
     };
-    let answer = app
-        .search
-        .run(&caller.user.id, question, &connectors, max_results)
-        .await?;
+    let answer = app.search.run(question, connectors, max_results).await?;
     let body = serde_json::to_vec(&render(question, &answer))?;
     if let Some(claim) = &claim {
         claim.store(StatusCode::OK, &body)?;
@@ -96,18 +94,18 @@ fn validate_max_results(value: Option<i64>) -> Result<usize, ApiError> {
 }
 
 /// The connectors to search: the ones asked for (all must be known and
-/// connected), or every connected one.
+/// connected), or every connected one; with the user's grant for each, read
+/// once here for the search to use.
 fn resolve_connectors(
     app: &App,
     user_id: &str,
     asked: Option<Vec<String>>,
-) -> Result<Vec<String>, ApiError> {
-    let connected: BTreeSet<String> = app
+) -> Result<Vec<(String, Grant)>, ApiError> {
+    let mut connected: BTreeMap<String, Grant> = app
         .store
         .grants(user_id)?
         .into_iter()
-        .map(|(id, _)| id)
-        .filter(|id| app.registry.get(id).is_some())
+        .filter(|(id, _)| app.registry.get(id).is_some())
         .collect();
     let Some(asked) = asked else {
         if connected.is_empty() {
@@ -139,7 +137,10 @@ fn resolve_connectors(
                 .with_details(json!({ "unknown_connectors": unknown })),
         );
     }
-    let not_connected: Vec<&String> = asked.iter().filter(|id| !connected.contains(*id)).collect();
+    let not_connected: Vec<&String> = asked
+        .iter()
+        .filter(|id| !connected.contains_key(*id))
+        .collect();
     if !not_connected.is_empty() {
         return Err(ApiError::bad_request(format!(
             "connector(s) not connected for this user: {}",
@@ -147,7 +148,10 @@ fn resolve_connectors(
         ))
         .with_details(json!({ "not_connected": not_connected })));
     }
-    Ok(asked.into_iter().collect())
+    Ok(asked
+        .into_iter()
+        .filter_map(|id| connected.remove_entry(&id))
+        .collect())
 }
 
 fn join(ids: &[&String]) -> String {
