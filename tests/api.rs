@@ -5,8 +5,12 @@
 //! Each test starts its own demo (its own port, data folder and users), so
 //! the tests are independent and run in parallel.
 
+#[path = "api/archive.rs"]
+mod archive;
 #[path = "api/auth.rs"]
 mod auth;
+#[path = "api/deletion.rs"]
+mod deletion;
 #[path = "api/document.rs"]
 mod document;
 #[path = "api/idempotency.rs"]
@@ -19,6 +23,8 @@ mod limits;
 mod query;
 #[path = "api/validation.rs"]
 mod validation;
+#[path = "api/webhooks.rs"]
+mod webhooks;
 
 use std::collections::HashSet;
 

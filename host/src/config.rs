@@ -41,6 +41,11 @@ pub struct Config {
     pub limits: RateLimits,
     pub query: QueryConfig,
     pub ranking: RankingConfig,
+    pub webhooks: WebhookConfig,
+    /// The OAuth clients the operator registered with each vendor, by
+    /// connector id: used to revoke tokens (and to connect tools).
+    pub oauth_clients: BTreeMap<String, OAuthClient>,
+    pub deletion: DeletionConfig,
     /// `text` (for people) or `json` (for log pipelines).
     pub log_format: String,
 }
@@ -60,7 +65,34 @@ impl Default for Config {
             limits: RateLimits::default(),
             query: QueryConfig::default(),
             ranking: RankingConfig::default(),
+            webhooks: WebhookConfig::default(),
+            oauth_clients: BTreeMap::new(),
+            deletion: DeletionConfig::default(),
             log_format: "text".into(),
+        }
+    }
+}
+
+/// An OAuth client registered with a vendor.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OAuthClient {
+    pub client_id: String,
+    pub client_secret: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DeletionConfig {
+    /// Seconds to wait before each retry of a token revocation that failed
+    /// during a deletion; after the last, it is given up (and logged).
+    pub revocation_retry_seconds: Vec<u64>,
+}
+
+impl Default for DeletionConfig {
+    fn default() -> Self {
+        DeletionConfig {
+            revocation_retry_seconds: vec![30, 300, 1800, 7200, 21_600, 86_400],
         }
     }
 }
@@ -176,6 +208,63 @@ impl Default for RankingConfig {
     }
 }
 
+/// Outgoing webhooks (Standard Webhooks signatures, durable outbox).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct WebhookConfig {
+    /// The operator's own endpoints, which receive every `user.deleted`
+    /// event: `[[webhooks.endpoints]]` tables with `url` and `secret`
+    /// (`whsec_` and the base64 of 24 to 64 random bytes).
+    pub endpoints: Vec<OperatorEndpoint>,
+    /// Deliver to `http://` targets (local receivers; never in production:
+    /// the payload and its signature would cross the network in the clear).
+    pub allow_plain_http: bool,
+    /// Deliver to loopback, private and other non-public addresses. Off, a
+    /// target is refused at registration and again at each delivery when
+    /// its name resolves to such an address (DNS rebinding).
+    pub allow_private_targets: bool,
+    /// Seconds to wait before each attempt, the first counted from when the
+    /// event is queued and each next one from the previous failure (±10%
+    /// jitter). A delivery is given up after the last one.
+    pub retry_schedule_seconds: Vec<u64>,
+    /// Time allowed for one attempt (connect, send, response headers).
+    pub timeout_ms: u64,
+}
+
+impl Default for WebhookConfig {
+    fn default() -> Self {
+        WebhookConfig {
+            endpoints: Vec::new(),
+            allow_plain_http: false,
+            allow_private_targets: false,
+            // Immediately, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h.
+            retry_schedule_seconds: vec![0, 5, 300, 1800, 7200, 18_000, 36_000, 36_000],
+            timeout_ms: 10_000,
+        }
+    }
+}
+
+/// An endpoint of the operator's. Its `Debug` hides the secret.
+#[derive(Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OperatorEndpoint {
+    pub url: String,
+    pub secret: String,
+}
+
+impl std::fmt::Debug for OperatorEndpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // A URL may carry a token in its path or query: only its origin.
+        let origin = url::Url::parse(&self.url)
+            .map(|u| u.origin().ascii_serialization())
+            .unwrap_or_else(|_| "(not a URL)".into());
+        f.debug_struct("OperatorEndpoint")
+            .field("url", &origin)
+            .field("secret", &"***")
+            .finish()
+    }
+}
+
 impl Config {
     /// Reads `path` (if given) and applies the `QUARRY_*` environment.
     pub fn load(path: Option<&Path>) -> Result<Config> {
@@ -243,6 +332,14 @@ impl Config {
             matches!(self.log_format.as_str(), "text" | "json"),
             "log_format must be \"text\" or \"json\""
         );
+        ensure!(
+            !self.webhooks.retry_schedule_seconds.is_empty(),
+            "webhooks.retry_schedule_seconds needs at least one attempt"
+        );
+        ensure!(
+            self.webhooks.timeout_ms > 0,
+            "webhooks.timeout_ms must be positive"
+        );
         Ok(())
     }
 
@@ -252,7 +349,7 @@ impl Config {
 }
 
 /// Variables with the prefix that are not configuration keys.
-const RESERVED_ENV: &[&str] = &["LOG"];
+const RESERVED_ENV: &[&str] = &["LOG", "FAILPOINT"];
 
 fn parse_env_value(value: &str) -> toml::Value {
     // A bare TOML value (`5`, `true`, `[1, 2]`, `{ a = "b" }`) is typed;
@@ -320,6 +417,42 @@ mod tests {
             env(&[]),
         );
         assert!(format!("{:#}", public.unwrap_err()).contains("loopback"));
+    }
+
+    #[test]
+    fn webhook_keys_have_defaults_and_environment_overrides() {
+        let config = Config::from_sources("allow_plain_http = true", env(&[])).unwrap();
+        assert_eq!(
+            config.webhooks.retry_schedule_seconds,
+            [0, 5, 300, 1800, 7200, 18_000, 36_000, 36_000]
+        );
+        assert_eq!(config.webhooks.timeout_ms, 10_000);
+        assert!(!config.webhooks.allow_plain_http && !config.webhooks.allow_private_targets);
+        let config = Config::from_sources(
+            "allow_plain_http = true",
+            env(&[
+                ("QUARRY_WEBHOOKS__RETRY_SCHEDULE_SECONDS", "[0,1,1,1]"),
+                ("QUARRY_WEBHOOKS__ALLOW_PRIVATE_TARGETS", "true"),
+                (
+                    "QUARRY_WEBHOOKS__ENDPOINTS",
+                    "[{ url = \"https://ops.example.com/hook?key=k\", secret = \"whsec_c2VjcmV0\" }]",
+                ),
+            ]),
+        )
+        .unwrap();
+        assert_eq!(config.webhooks.retry_schedule_seconds, [0, 1, 1, 1]);
+        assert!(config.webhooks.allow_private_targets);
+        assert_eq!(config.webhooks.endpoints[0].secret, "whsec_c2VjcmV0");
+        let shown = format!("{config:?}");
+        assert!(
+            !shown.contains("whsec_") && !shown.contains("key=k"),
+            "Debug hides secrets: {shown}"
+        );
+        let empty = Config::from_sources(
+            "allow_plain_http = true\n[webhooks]\nretry_schedule_seconds = []",
+            env(&[]),
+        );
+        assert!(format!("{:#}", empty.unwrap_err()).contains("retry_schedule_seconds"));
     }
 
     #[test]

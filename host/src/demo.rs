@@ -75,6 +75,8 @@ pub async fn run(args: DemoArgs) -> Result<()> {
     let first_line = json!({
         "base_url": base_url,
         "ca_cert": tls.ca.display().to_string(),
+        "fake_upstreams": format!("https://{}", fake.addr()),
+        "fake_upstreams_ca_cert": tls.fake_ca.display().to_string(),
         "users": users.iter().map(|(email, token)| json!({ "email": email, "token": token.expose() })).collect::<Vec<_>>(),
     });
     println!("{first_line}");
@@ -185,5 +187,39 @@ fn demo_config(
         toml::Value::Array(vec![tls.fake_ca.display().to_string().into()]),
     );
     set("upstream", upstream.into());
+    // A receiver on this machine (tests, trying the demo) must be reachable.
+    let mut webhooks = toml::Table::new();
+    webhooks.insert("allow_plain_http".into(), true.into());
+    webhooks.insert("allow_private_targets".into(), true.into());
+    set("webhooks", webhooks.into());
+    // The OAuth client the operator would register with each vendor (the
+    // fake vendors accept any; revocation authenticates with it).
+    let clients: toml::Table = connector_ids(&args.plugins_dir)
+        .iter()
+        .map(|id| {
+            let mut client = toml::Table::new();
+            client.insert("client_id".into(), format!("quarry-demo-{id}").into());
+            client.insert("client_secret".into(), "demo-client-secret".into());
+            (id.to_string(), client.into())
+        })
+        .collect();
+    set("oauth_clients", clients.into());
     Config::from_sources(&table.to_string(), std::env::vars()).context("the demo configuration")
+}
+
+/// The ids of the connectors in the plugins folder (`<id>.toml`).
+fn connector_ids(plugins_dir: &Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(plugins_dir) else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| {
+            e.ok()?
+                .path()
+                .file_name()?
+                .to_str()?
+                .strip_suffix(".toml")
+                .map(str::to_string)
+        })
+        .collect()
 }

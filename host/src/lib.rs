@@ -4,9 +4,11 @@
 
 pub mod admin;
 pub mod api;
+pub mod archive;
 pub mod calendar;
 pub mod config;
 pub mod connectors;
+pub mod deletion;
 pub mod demo;
 pub mod logging;
 pub mod metrics;
@@ -15,3 +17,4 @@ pub mod search;
 pub mod secret;
 pub mod server;
 pub mod store;
+pub mod webhooks;

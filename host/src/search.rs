@@ -61,6 +61,7 @@ impl Search {
         embedder: Option<Arc<dyn Embedder>>,
         embed_budget: usize,
         embed_deadline: Duration,
+        embed_slot: Arc<tokio::sync::Semaphore>,
     ) -> Search {
         Search {
             registry,
@@ -69,7 +70,7 @@ impl Search {
             embedder,
             embed_budget,
             embed_deadline,
-            embed_slot: Arc::new(tokio::sync::Semaphore::new(1)),
+            embed_slot,
         }
     }
 

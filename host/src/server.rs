@@ -12,11 +12,15 @@ use axum_server::Handle;
 use axum_server::tls_rustls::RustlsConfig;
 
 use crate::api::{self, App};
+use crate::archive::Archive;
 use crate::config::Config;
 use crate::connectors::{NetworkConfig, Registry, RegistryConfig, Runtime, RuntimeConfig};
+use crate::deletion::Deletions;
+use crate::deletion::revoke::Revoker;
 use crate::metrics::Metrics;
 use crate::search::Search;
 use crate::store::Store;
+use crate::webhooks::Webhooks;
 
 /// A server that is listening.
 pub struct Running {
@@ -30,6 +34,7 @@ pub struct Running {
 pub async fn start(config: Config) -> Result<Running> {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let app = Arc::new(assemble(&config).await?);
+    start_background_work(&app).await?;
     let router = api::router(app.clone()).into_make_service_with_connect_info::<SocketAddr>();
     let handle = Handle::new();
     let task = if config.tls_enabled() {
@@ -92,6 +97,34 @@ async fn assemble(config: &Config) -> Result<App> {
     let metrics = Arc::new(Metrics::default());
     let deadline = Duration::from_millis(config.query.connector_deadline_ms);
     let embedder = embedder(config)?;
+    // One embedding at a time: the model already uses every core. Live
+    // queries, deep searches and the archive's indexer take turns.
+    let embed_slot = Arc::new(tokio::sync::Semaphore::new(1));
+    // The archive indexes with the model, or by words when it is off.
+    let archive_embedder: Arc<dyn crate::rank::Embedder> = match &embedder {
+        Some(model) => model.clone(),
+        None => Arc::new(crate::rank::embed::HashedWords::new(384)),
+    };
+    let archive = Arc::new(Archive::open(
+        store.clone(),
+        archive_embedder,
+        embed_slot.clone(),
+    )?);
+    let webhooks = Arc::new(Webhooks::new(store.clone(), config.webhooks.clone())?);
+    let revoker = Revoker::new(
+        crate::connectors::upstream::Upstream::new(&network(config)?)?
+            .client()
+            .clone(),
+        config.oauth_clients.clone(),
+        config.deletion.revocation_retry_seconds.clone(),
+    );
+    let deletions = Arc::new(Deletions::new(
+        store.clone(),
+        archive.clone(),
+        webhooks.clone(),
+        registry.clone(),
+        revoker,
+    )?);
     Ok(App {
         search: Search::new(
             registry.clone(),
@@ -100,7 +133,11 @@ async fn assemble(config: &Config) -> Result<App> {
             embedder,
             config.ranking.embed_budget,
             Duration::from_millis(config.ranking.embed_deadline_ms),
+            embed_slot,
         ),
+        archive,
+        webhooks,
+        deletions,
         store,
         registry,
         limiter,
@@ -109,6 +146,28 @@ async fn assemble(config: &Config) -> Result<App> {
         in_flight: Default::default(),
         blocked: RwLock::new(HashSet::new()),
     })
+}
+
+/// Finishes any deletion a previous process left unfinished (before the
+/// first request is served: nobody can meet a half-deleted user), then
+/// starts the archive's indexer, the webhook deliveries and the retry
+/// queue of token revocations.
+async fn start_background_work(app: &Arc<App>) -> Result<()> {
+    for user_id in app.deletions.unfinished()? {
+        app.blocked
+            .write()
+            .expect("blocked lock")
+            .insert(user_id.clone());
+        // A failed revocation is queued, not waited for: this ends.
+        app.deletions
+            .run(&user_id)
+            .await
+            .with_context(|| format!("resuming the deletion of {user_id}"))?;
+    }
+    app.archive.start();
+    app.deletions.start();
+    app.webhooks.start();
+    Ok(())
 }
 
 /// The embedding model, loaded once (its weights are memory-mapped).
@@ -144,13 +203,18 @@ impl Running {
         self.shutdown().await
     }
 
-    /// Stops accepting, lets requests in flight finish (up to 10 s), and
-    /// persists what is only in memory.
+    /// Stops accepting, lets requests in flight finish (up to 10 s), stops
+    /// the webhook worker, and persists what is only in memory.
     pub async fn shutdown(self) -> Result<()> {
         self.handle.graceful_shutdown(Some(Duration::from_secs(10)));
         self.task.await??;
+        // The outbox is durable: an attempt cut short is made again at the
+        // next start.
+        self.app.webhooks.stop().await;
         let limiter = self.app.limiter.clone();
         tokio::task::spawn_blocking(move || limiter.flush()).await?;
+        let archive = self.app.archive.clone();
+        tokio::task::spawn_blocking(move || archive.flush()).await??;
         Ok(())
     }
 }

@@ -1,7 +1,8 @@
 //! What the black-box tests share: the built plugins, the fake upstreams,
 //! and a registry wired to reach them; for the API tests, the real server
-//! over HTTPS ([`server`]) and the OpenAPI document that judges every
-//! response ([`contract`]).
+//! over HTTPS ([`server`]), the OpenAPI document that judges every
+//! response ([`contract`]) and a webhook receiver that verifies signatures
+//! with the official Standard Webhooks library ([`webhook_receiver`]).
 //!
 //! The plugins are built once by `tools/plugin-builder` (the README's test
 //! command does it first); tests copy the ones they need into a plugins
@@ -9,6 +10,7 @@
 
 pub mod contract;
 pub mod server;
+pub mod webhook_receiver;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

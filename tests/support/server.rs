@@ -82,6 +82,10 @@ pub struct Demo {
     pub client: reqwest::Client,
     /// Speaks HTTP/1.1 only.
     pub client_http1: reqwest::Client,
+    /// The demo's fake upstreams (`https://127.0.0.1:PORT`), and a client
+    /// that trusts them, for their `/_fake/` control API.
+    pub fake_url: String,
+    pub fake_client: reqwest::Client,
     pub data_dir: PathBuf,
     stderr_path: PathBuf,
     // Held for their lifetime: removed when the demo is dropped.
@@ -440,6 +444,26 @@ impl Demo {
             .unwrap_or_else(|e| panic!("cannot read ca_cert {}: {e}", ca_cert.display()));
         let client = client(&pem, false);
         let client_http1 = client_for_http1(&pem);
+        let fake_url = first["fake_upstreams"]
+            .as_str()
+            .expect("fake_upstreams in the first line")
+            .to_string();
+        let fake_pem = std::fs::read(first["fake_upstreams_ca_cert"].as_str().expect("fake CA"))
+            .expect("the fake upstreams' CA");
+        // Their certificate names the vendors' hosts, not the address.
+        let fake_addr: std::net::SocketAddr = fake_url
+            .trim_start_matches("https://")
+            .parse()
+            .expect("fake_upstreams is https://IP:PORT");
+        let fake_client = reqwest::Client::builder()
+            .use_rustls_tls()
+            .tls_built_in_root_certs(false)
+            .add_root_certificate(reqwest::Certificate::from_pem(&fake_pem).expect("PEM"))
+            .resolve("api.github.com", fake_addr)
+            .timeout(Duration::from_secs(60))
+            .build()
+            .expect("client");
+        let fake_url = format!("https://api.github.com:{}", fake_addr.port());
         save_component_cache(&data_dir);
         Demo {
             child: Some(child),
@@ -448,6 +472,8 @@ impl Demo {
             users,
             client,
             client_http1,
+            fake_url,
+            fake_client,
             data_dir,
             stderr_path,
             _temp_data: temp_data,
@@ -521,6 +547,33 @@ impl Demo {
 
     fn log_tail_path(&self) -> PathBuf {
         self.stderr_path.clone()
+    }
+
+    /// `GET` on the fake upstreams' control API (`/_fake/revoked`, ...).
+    pub async fn fake(&self, path: &str) -> Value {
+        self.fake_client
+            .get(format!("{}{path}", self.fake_url))
+            .send()
+            .await
+            .and_then(|r| r.error_for_status())
+            .unwrap_or_else(|e| panic!("fake upstreams {path}: {e}"))
+            .json()
+            .await
+            .expect("JSON from the fake upstreams")
+    }
+
+    /// Waits (up to a minute) for the server to exit on its own, as when a
+    /// failpoint kills it; returns how it ended.
+    pub fn wait_for_exit(&mut self) -> std::process::ExitStatus {
+        let mut child = self.child.take().expect("the demo is running");
+        for _ in 0..600 {
+            if let Some(status) = child.try_wait().expect("waiting for the demo") {
+                return status;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let _ = child.kill();
+        panic!("the demo did not exit; its log:\n{}", self.log());
     }
 
     /// Kills the server and waits for it to exit (its data folder stays

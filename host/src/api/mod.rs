@@ -2,6 +2,8 @@
 //! `/metrics` outside it. One file per endpoint; the logic lives in the
 //! modules they call.
 
+pub mod deep_search;
+pub mod delete;
 pub mod docs;
 pub mod error;
 pub mod gate;
@@ -11,6 +13,7 @@ pub mod limits;
 pub mod me;
 pub mod query;
 pub mod routes;
+pub mod webhooks;
 
 use std::collections::HashSet;
 use std::sync::{Arc, RwLock};
@@ -19,7 +22,7 @@ use axum::Router;
 use axum::extract::State;
 use axum::http::header;
 use axum::response::IntoResponse;
-use axum::routing::{get, post};
+use axum::routing::{delete, get, post};
 
 use self::error::ApiError;
 use self::idempotency::InFlight;
@@ -28,6 +31,7 @@ use crate::connectors::Registry;
 use crate::metrics::Metrics;
 use crate::search::Search;
 use crate::store::Store;
+use crate::webhooks::Webhooks;
 
 /// Everything a request handler can reach.
 pub struct App {
@@ -38,6 +42,10 @@ pub struct App {
     pub metrics: Arc<Metrics>,
     pub published: docs::Published,
     pub in_flight: InFlight,
+    /// Registrations, the outbox and its delivery worker.
+    pub webhooks: Arc<Webhooks>,
+    pub archive: Arc<crate::archive::Archive>,
+    pub deletions: Arc<crate::deletion::Deletions>,
     /// Users whose requests are refused (a deletion in progress).
     pub blocked: RwLock<HashSet<String>>,
 }
@@ -51,8 +59,16 @@ impl App {
 pub fn router(app: Arc<App>) -> Router {
     let v1 = Router::new()
         .route("/v1/query", post(query::query))
+        .route("/v1/deep_search", post(deep_search::deep_search))
+        .route(
+            "/v1/delete_my_data",
+            axum::routing::delete(delete::delete_my_data),
+        )
         .route("/v1/me", get(me::me))
         .route("/v1/connectors", get(me::connectors))
+        .route("/v1/webhooks", get(webhooks::list).post(webhooks::register))
+        .route("/v1/webhooks/{id}", delete(webhooks::remove))
+        .route("/v1/webhooks/{id}/test", post(webhooks::test))
         .route("/v1/openapi.json", get(docs::openapi_json))
         .route("/v1/openapi.yaml", get(docs::openapi_yaml))
         .route("/v1/docs", get(docs::page))

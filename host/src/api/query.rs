@@ -15,6 +15,7 @@ use super::error::ApiError;
 use super::gate::{BodyHash, Caller};
 use super::idempotency;
 use super::json::ApiJson;
+use crate::archive::ArchivedChunk;
 use crate::search::Answer;
 use crate::store::Grant;
 
@@ -59,6 +60,7 @@ pub async fn query(
         None => None,
     };
     let answer = app.search.run(question, connectors, max_results).await?;
+    archive(&app, &caller.user.id, question, &answer).await?;
     let body = serde_json::to_vec(&render(question, &answer))?;
     if let Some(claim) = &claim {
         claim.store(StatusCode::OK, &body)?;
@@ -70,7 +72,7 @@ pub async fn query(
         .into_response())
 }
 
-fn validate_question(raw: &str) -> Result<&str, ApiError> {
+pub(super) fn validate_question(raw: &str) -> Result<&str, ApiError> {
     let question = raw.trim();
     let chars = question.chars().count();
     if chars == 0 {
@@ -82,6 +84,42 @@ fn validate_question(raw: &str) -> Result<&str, ApiError> {
         )));
     }
     Ok(question)
+}
+
+/// Archives the answer before it is sent: what the user was told is what
+/// deep search finds later.
+async fn archive(
+    app: &Arc<App>,
+    user_id: &str,
+    question: &str,
+    answer: &Answer,
+) -> anyhow::Result<()> {
+    let started = std::time::Instant::now();
+    let chunks: Vec<(String, String)> = answer
+        .results
+        .iter()
+        .flat_map(|r| {
+            r.chunks
+                .iter()
+                .map(|c| (r.connector.clone(), c.content.clone()))
+        })
+        .collect();
+    let (archive, user, query_id, question) = (
+        app.archive.clone(),
+        user_id.to_string(),
+        answer.query_id.clone(),
+        question.to_string(),
+    );
+    tokio::task::spawn_blocking(move || {
+        let chunks: Vec<ArchivedChunk<'_>> = chunks
+            .iter()
+            .map(|(connector, content)| ArchivedChunk { connector, content })
+            .collect();
+        archive.record(&user, &query_id, &question, &chunks)
+    })
+    .await??;
+    app.metrics.observe_stage("archive", started.elapsed());
+    Ok(())
 }
 
 fn validate_max_results(value: Option<i64>) -> Result<usize, ApiError> {

@@ -10,6 +10,14 @@ use super::limits::Bucket;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Endpoint {
     Query,
+    DeepSearch,
+    DeleteMyData,
+    /// `GET` lists, `POST` registers.
+    Webhooks,
+    /// `DELETE /v1/webhooks/{id}`.
+    Webhook,
+    /// `POST /v1/webhooks/{id}/test`: sends a `webhook.test` event.
+    WebhookTest,
     Me,
     Connectors,
     OpenApiJson,
@@ -28,6 +36,36 @@ const ROUTES: &[Route] = &[
         method: Method::POST,
         path: "/v1/query",
         endpoint: Endpoint::Query,
+    },
+    Route {
+        method: Method::POST,
+        path: "/v1/deep_search",
+        endpoint: Endpoint::DeepSearch,
+    },
+    Route {
+        method: Method::DELETE,
+        path: "/v1/delete_my_data",
+        endpoint: Endpoint::DeleteMyData,
+    },
+    Route {
+        method: Method::GET,
+        path: "/v1/webhooks",
+        endpoint: Endpoint::Webhooks,
+    },
+    Route {
+        method: Method::POST,
+        path: "/v1/webhooks",
+        endpoint: Endpoint::Webhooks,
+    },
+    Route {
+        method: Method::DELETE,
+        path: "/v1/webhooks/{id}",
+        endpoint: Endpoint::Webhook,
+    },
+    Route {
+        method: Method::POST,
+        path: "/v1/webhooks/{id}/test",
+        endpoint: Endpoint::WebhookTest,
     },
     Route {
         method: Method::GET,
@@ -66,7 +104,10 @@ pub enum Lookup {
 }
 
 pub fn lookup(method: &Method, path: &str) -> Lookup {
-    let matching: Vec<&Route> = ROUTES.iter().filter(|r| r.path == path).collect();
+    let matching: Vec<&Route> = ROUTES
+        .iter()
+        .filter(|r| path_matches(r.path, path))
+        .collect();
     if let Some(route) = matching
         .iter()
         .find(|r| r.method == method || (r.method == Method::GET && method == Method::HEAD))
@@ -84,10 +125,27 @@ pub fn lookup(method: &Method, path: &str) -> Lookup {
     }
 }
 
+/// Whether `path` fits `pattern`, where a `{name}` segment matches any one
+/// non-empty segment.
+fn path_matches(pattern: &str, path: &str) -> bool {
+    let mut pattern = pattern.split('/');
+    let mut path = path.split('/');
+    loop {
+        match (pattern.next(), path.next()) {
+            (None, None) => return true,
+            (Some(p), Some(s)) if p.starts_with('{') && p.ends_with('}') && !s.is_empty() => {}
+            (Some(p), Some(s)) if p == s => {}
+            _ => return false,
+        }
+    }
+}
+
 impl Endpoint {
     pub fn bucket(self) -> Bucket {
         match self {
             Endpoint::Query => Bucket::Query,
+            Endpoint::DeepSearch => Bucket::DeepSearch,
+            Endpoint::DeleteMyData => Bucket::DeleteMyData,
             other => Bucket::Other(other.label()),
         }
     }
@@ -104,6 +162,11 @@ impl Endpoint {
     pub fn label(self) -> &'static str {
         match self {
             Endpoint::Query => "POST /query",
+            Endpoint::DeepSearch => "POST /deep_search",
+            Endpoint::DeleteMyData => "DELETE /delete_my_data",
+            Endpoint::Webhooks => "/webhooks",
+            Endpoint::Webhook => "DELETE /webhooks/{id}",
+            Endpoint::WebhookTest => "POST /webhooks/{id}/test",
             Endpoint::Me => "GET /me",
             Endpoint::Connectors => "GET /connectors",
             Endpoint::OpenApiJson => "GET /openapi.json",
@@ -128,6 +191,15 @@ mod tests {
             Lookup::WrongMethod(vec!["POST"])
         );
         assert_eq!(lookup(&Method::GET, "/v1/nope"), Lookup::NotFound);
+        assert_eq!(
+            lookup(&Method::DELETE, "/v1/webhooks/wh_1"),
+            Lookup::Found(Endpoint::Webhook)
+        );
+        assert_eq!(lookup(&Method::DELETE, "/v1/webhooks/"), Lookup::NotFound);
+        assert_eq!(
+            lookup(&Method::GET, "/v1/webhooks/wh_1/test"),
+            Lookup::WrongMethod(vec!["POST"])
+        );
         assert_eq!(lookup(&Method::HEAD, "/v1/me"), Lookup::Found(Endpoint::Me));
     }
 }

@@ -104,7 +104,7 @@ pub struct OAuth {
 }
 
 /// How a token is revoked upstream (RFC 7009 or the vendor's own call).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Revoke {
     pub url: String,
@@ -112,9 +112,13 @@ pub struct Revoke {
     pub method: String,
     /// `form` (RFC 7009: `token=` in a form body), `bearer` (the token as a
     /// bearer credential, as Slack's `auth.revoke`), or `json` (the token as
-    /// `{"access_token": ..}`, as GitHub's application API).
+    /// a JSON field, as GitHub's application API and Notion).
     #[serde(default = "default_revoke_style")]
     pub style: String,
+    /// With the `json` style, the field that carries the token (`token`
+    /// unless said otherwise; GitHub's is `access_token`).
+    #[serde(default)]
+    pub token_field: Option<String>,
 }
 
 fn default_revoke_method() -> String {

@@ -83,6 +83,12 @@ impl Upstream {
         })
     }
 
+    /// The client itself (https only, guarded DNS, no redirects), for the
+    /// host's own calls to vendors such as token revocation.
+    pub fn client(&self) -> &reqwest::Client {
+        &self.client
+    }
+
     /// Sends one guest request under the connector's policy and caps,
     /// following redirects (each hop admitted anew).
     pub async fn fetch(

@@ -21,6 +21,8 @@ use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
 /// Turns texts into unit vectors whose dot product is their cosine
 /// similarity.
 pub trait Embedder: Send + Sync {
+    /// Names the model: vectors of different embedders never share an index.
+    fn name(&self) -> &str;
     fn dimensions(&self) -> usize;
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>>;
 }
@@ -114,6 +116,10 @@ impl MiniLm {
 const BATCH: usize = 16;
 
 impl Embedder for MiniLm {
+    fn name(&self) -> &str {
+        "all-minilm-l6-v2"
+    }
+
     fn dimensions(&self) -> usize {
         self.dimensions
     }
@@ -153,6 +159,10 @@ impl<E: Embedder> Cached<E> {
 }
 
 impl<E: Embedder> Embedder for Cached<E> {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+
     fn dimensions(&self) -> usize {
         self.inner.dimensions()
     }
@@ -185,6 +195,51 @@ impl<E: Embedder> Embedder for Cached<E> {
             .into_iter()
             .map(|v| v.expect("every slot filled"))
             .collect())
+    }
+}
+
+/// Words hashed into a fixed number of dimensions (signed feature hashing
+/// of the ranking's tokens), normalised: a lexical vector, not a semantic
+/// one. The archive uses it when the operator turned the model off
+/// (`ranking.semantic = false`), so that deep search still works, by shared
+/// words alone; the model replaces it as soon as it is on (the index
+/// records which embedder built it and is rebuilt on a change).
+pub struct HashedWords {
+    dimensions: usize,
+}
+
+impl HashedWords {
+    pub fn new(dimensions: usize) -> HashedWords {
+        HashedWords { dimensions }
+    }
+
+    fn embed_one(&self, text: &str) -> Vec<f32> {
+        let mut vector = vec![0f32; self.dimensions];
+        for token in crate::rank::tokenize(text) {
+            let hash = Sha256::digest(token.as_bytes());
+            let slot = u64::from_le_bytes(hash[..8].try_into().expect("8 bytes"));
+            let sign = if hash[8] & 1 == 0 { 1.0 } else { -1.0 };
+            vector[(slot % self.dimensions as u64) as usize] += sign;
+        }
+        let norm = vector.iter().map(|x| x * x).sum::<f32>().sqrt();
+        if norm > 0.0 {
+            vector.iter_mut().for_each(|x| *x /= norm);
+        }
+        vector
+    }
+}
+
+impl Embedder for HashedWords {
+    fn name(&self) -> &str {
+        "hashed-words"
+    }
+
+    fn dimensions(&self) -> usize {
+        self.dimensions
+    }
+
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        Ok(texts.iter().map(|t| self.embed_one(t)).collect())
     }
 }
 

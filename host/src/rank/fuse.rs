@@ -115,6 +115,10 @@ mod tests {
     struct Table(Vec<(&'static str, Vec<f32>)>);
 
     impl Embedder for Table {
+        fn name(&self) -> &str {
+            "table"
+        }
+
         fn dimensions(&self) -> usize {
             2
         }

@@ -52,12 +52,26 @@ impl MasterKey {
         )
     }
 
+    /// Seals an operator-level record (one that must outlive a user's data
+    /// key, such as a pending token revocation or a `user.deleted` delivery).
+    pub fn encrypt(&self, record_id: &str, plaintext: &[u8]) -> Vec<u8> {
+        seal(&self.0, plaintext, &master_record_aad(record_id))
+    }
+
+    pub fn decrypt(&self, record_id: &str, sealed: &[u8]) -> Result<Vec<u8>> {
+        open(&self.0, sealed, &master_record_aad(record_id))
+    }
+
     pub fn unwrap_data_key(&self, user_id: &str, wrapped: &[u8]) -> Result<DataKey> {
         let raw = open(&self.0, wrapped, &wrap_aad(user_id))
             .context("the user's data key does not unwrap: wrong master key?")?;
         ensure!(raw.len() == 32, "a data key is 32 bytes");
         Ok(DataKey(Aes256Gcm::new(Key::<Aes256Gcm>::from_slice(&raw))))
     }
+}
+
+fn master_record_aad(record_id: &str) -> Vec<u8> {
+    format!("quarry/master-record/{record_id}").into_bytes()
 }
 
 fn wrap_aad(user_id: &str) -> Vec<u8> {

@@ -130,6 +130,17 @@ impl Store {
         })
     }
 
+    /// The database, for modules that own their own tables (the archive,
+    /// webhooks, deletions) and share its transactions.
+    pub fn db(&self) -> &Database {
+        &self.db
+    }
+
+    /// The key that wraps data keys, for records that outlive a user's key.
+    pub fn master(&self) -> &MasterKey {
+        &self.master
+    }
+
     // ---- users ------------------------------------------------------------
 
     pub fn create_user(&self, email: &str) -> Result<User> {
@@ -293,12 +304,18 @@ impl Store {
         user_id: &str,
         key: &str,
     ) -> Result<Option<IdempotencyRecord>> {
-        let txn = self.db.begin_read()?;
-        let table = txn.open_table(IDEMPOTENCY)?;
-        let Some(bytes) = table.get(idempotency_key(user_id, key).as_str())? else {
+        let id = idempotency_key(user_id, key);
+        let sealed = {
+            let txn = self.db.begin_read()?;
+            let table = txn.open_table(IDEMPOTENCY)?;
+            table.get(id.as_str())?.map(|v| v.value().to_vec())
+        };
+        let Some(sealed) = sealed else {
             return Ok(None);
         };
-        let record: IdempotencyRecord = serde_json::from_slice(bytes.value())?;
+        // The record holds a response: the question and what was found.
+        let plain = self.data_key(user_id)?.decrypt(user_id, &id, &sealed)?;
+        let record: IdempotencyRecord = serde_json::from_slice(&plain)?;
         Ok((now() - record.created_at < IDEMPOTENCY_TTL_SECONDS).then_some(record))
     }
 
@@ -308,11 +325,16 @@ impl Store {
         key: &str,
         record: &IdempotencyRecord,
     ) -> Result<()> {
+        let id = idempotency_key(user_id, key);
+        let sealed = self
+            .data_key(user_id)?
+            .encrypt(user_id, &id, &serde_json::to_vec(record)?);
         let txn = self.db.begin_write()?;
-        txn.open_table(IDEMPOTENCY)?.insert(
-            idempotency_key(user_id, key).as_str(),
-            serde_json::to_vec(record)?.as_slice(),
-        )?;
+        if !self.has_data_key_in(&txn, user_id)? {
+            bail!("user {user_id} is being deleted");
+        }
+        txn.open_table(IDEMPOTENCY)?
+            .insert(id.as_str(), sealed.as_slice())?;
         txn.commit()?;
         Ok(())
     }
@@ -343,9 +365,63 @@ impl Store {
         Ok(())
     }
 
+    // ---- deletion ---------------------------------------------------------
+
+    /// Destroys the user's wrapped data key inside `txn` and forgets the
+    /// unwrapped copy: from the commit on, every record sealed with it is
+    /// noise (crypto-shredding), wherever a copy of it survives.
+    pub fn destroy_data_key_in(&self, txn: &redb::WriteTransaction, user_id: &str) -> Result<()> {
+        txn.open_table(DATA_KEYS)?.remove(user_id)?;
+        self.data_keys.lock().expect("key cache").remove(user_id);
+        Ok(())
+    }
+
+    /// Removes everything this module keeps about a user inside `txn`: the
+    /// profile, API tokens, grants, idempotency records and day counters.
+    pub fn remove_user_in(&self, txn: &redb::WriteTransaction, user_id: &str) -> Result<Removed> {
+        let profile: Option<User> = {
+            let mut users = txn.open_table(USERS)?;
+            let removed = users.remove(user_id)?;
+            match removed {
+                Some(bytes) => Some(serde_json::from_slice(bytes.value())?),
+                None => None,
+            }
+        };
+        if let Some(user) = &profile {
+            txn.open_table(USERS_BY_EMAIL)?
+                .remove(user.email.as_str())?;
+        }
+        txn.open_table(DATA_KEYS)?.remove(user_id)?;
+        let mut api_tokens = 0;
+        txn.open_table(TOKENS)?.retain(|_, bytes| {
+            let theirs = serde_json::from_slice::<TokenRecord>(bytes)
+                .is_ok_and(|record| record.user_id == user_id);
+            api_tokens += u64::from(theirs);
+            !theirs
+        })?;
+        let grants = remove_users_rows(&mut txn.open_table(GRANTS)?, user_id)?;
+        let idempotency_records = remove_users_rows(&mut txn.open_table(IDEMPOTENCY)?, user_id)?;
+        remove_users_rows(&mut txn.open_table(DAY_COUNTERS)?, user_id)?;
+        self.data_keys.lock().expect("key cache").remove(user_id);
+        Ok(Removed {
+            profile: profile.is_some(),
+            api_tokens,
+            grants,
+            idempotency_records,
+        })
+    }
+
     // ---- keys -------------------------------------------------------------
 
-    fn data_key(&self, user_id: &str) -> Result<Arc<DataKey>> {
+    /// Whether the user still has a data key, read inside `txn`: writers of
+    /// a user's records check it in their own transaction, so that nothing
+    /// is written for a user whose deletion has destroyed the key.
+    pub fn has_data_key_in(&self, txn: &redb::WriteTransaction, user_id: &str) -> Result<bool> {
+        Ok(txn.open_table(DATA_KEYS)?.get(user_id)?.is_some())
+    }
+
+    /// The user's data key, unwrapped (and cached in memory).
+    pub fn data_key(&self, user_id: &str) -> Result<Arc<DataKey>> {
         if let Some(key) = self.data_keys.lock().expect("key cache").get(user_id) {
             return Ok(key.clone());
         }
@@ -364,6 +440,30 @@ impl Store {
             .insert(user_id.to_string(), key.clone());
         Ok(key)
     }
+}
+
+/// What [`Store::remove_user_in`] removed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Removed {
+    pub profile: bool,
+    pub api_tokens: u64,
+    pub grants: u64,
+    pub idempotency_records: u64,
+}
+
+/// Removes a user's rows from a table keyed `user \0 ...`.
+fn remove_users_rows<V: redb::Value + 'static>(
+    table: &mut redb::Table<'_, &'static str, V>,
+    user_id: &str,
+) -> Result<u64> {
+    // Every key `user \0 anything` sorts between these two.
+    let (first, past) = (format!("{user_id}\0"), format!("{user_id}\u{1}"));
+    let mut removed = 0;
+    table.retain_in(first.as_str()..past.as_str(), |_, _| {
+        removed += 1;
+        false
+    })?;
+    Ok(removed)
 }
 
 fn grant_key(user_id: &str, connector: &str) -> String {

@@ -1,0 +1,201 @@
+//! The archive's records in redb: one entry per archived chunk, one history
+//! record per query, a small plaintext head per user (counters only), and
+//! the user's serialized index in encrypted segments.
+//!
+//! Entries are the truth; the index is derived from them and can be
+//! rebuilt. Everything that says what a user asked or found is sealed with
+//! the user's data key, bound to the user and the record id.
+
+use std::borrow::Cow;
+
+use anyhow::{Context, Result, ensure};
+use redb::{ReadableTable, TableDefinition, WriteTransaction};
+use serde::{Deserialize, Serialize};
+
+use crate::store::keys::DataKey;
+
+/// `(user, seq)` → a sealed [`Entry`]. Sequence numbers are dense per user.
+pub(super) const ENTRIES: TableDefinition<(&str, u64), &[u8]> =
+    TableDefinition::new("archive_entries");
+/// `(user, seq)` of entries that still lack a vector (the indexer's queue).
+pub(super) const PENDING: TableDefinition<(&str, u64), ()> =
+    TableDefinition::new("archive_pending");
+/// `user` → [`Head`] (JSON; counters, nothing archived).
+pub(super) const HEADS: TableDefinition<&str, &[u8]> = TableDefinition::new("archive_heads");
+/// `(user, segment)` → one sealed piece of the serialized index.
+pub(super) const INDEX_SEGMENTS: TableDefinition<(&str, u32), &[u8]> =
+    TableDefinition::new("archive_index");
+/// `(user, n)` → a sealed [`HistoryRecord`]: the query history.
+pub(super) const HISTORY: TableDefinition<(&str, u64), &[u8]> =
+    TableDefinition::new("query_history");
+
+pub(super) fn create_tables(txn: &WriteTransaction) -> Result<()> {
+    txn.open_table(ENTRIES)?;
+    txn.open_table(PENDING)?;
+    txn.open_table(HEADS)?;
+    txn.open_table(INDEX_SEGMENTS)?;
+    txn.open_table(HISTORY)?;
+    Ok(())
+}
+
+/// Per-user counters, stored in plaintext: how many entries and queries
+/// exist, never what they say.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub(super) struct Head {
+    /// The next entry's sequence number (= entries ever written).
+    pub next_seq: u64,
+    /// The next history record's number.
+    pub next_query: u64,
+    /// `queried_at` of the newest entry (ms): later entries never go below
+    /// it, so sequence order is time order and a date range is a seq range.
+    pub last_queried_at_ms: i64,
+    /// Segments of the stored index, and the generation they belong to.
+    pub index_generation: u64,
+    pub index_segments: u32,
+}
+
+pub(super) fn read_head(txn: &WriteTransaction, user_id: &str) -> Result<Head> {
+    let table = txn.open_table(HEADS)?;
+    Ok(match table.get(user_id)? {
+        Some(bytes) => serde_json::from_slice(bytes.value())?,
+        None => Head::default(),
+    })
+}
+
+pub(super) fn write_head(txn: &WriteTransaction, user_id: &str, head: &Head) -> Result<()> {
+    txn.open_table(HEADS)?
+        .insert(user_id, serde_json::to_vec(head)?.as_slice())?;
+    Ok(())
+}
+
+/// One archived chunk.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    pub query_id: String,
+    pub query: String,
+    pub connector: String,
+    pub content: String,
+    pub queried_at_ms: i64,
+    /// The vector and the embedder that made it, once indexed.
+    pub vector: Option<(String, Vec<f32>)>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct EntryFields<'a> {
+    #[serde(borrow)]
+    query_id: Cow<'a, str>,
+    #[serde(borrow)]
+    query: Cow<'a, str>,
+    #[serde(borrow)]
+    connector: Cow<'a, str>,
+    #[serde(borrow)]
+    content: Cow<'a, str>,
+    queried_at_ms: i64,
+    #[serde(borrow)]
+    embedder: Option<Cow<'a, str>>,
+}
+
+pub(super) fn entry_record_id(seq: u64) -> String {
+    format!("archive/{seq}")
+}
+
+impl Entry {
+    /// `[u32 length of the fields' JSON][JSON][vector as f32 LE]`, sealed.
+    pub(super) fn seal(&self, key: &DataKey, user_id: &str, seq: u64) -> Result<Vec<u8>> {
+        let fields = EntryFields {
+            query_id: Cow::Borrowed(&self.query_id),
+            query: Cow::Borrowed(&self.query),
+            connector: Cow::Borrowed(&self.connector),
+            content: Cow::Borrowed(&self.content),
+            queried_at_ms: self.queried_at_ms,
+            embedder: self
+                .vector
+                .as_ref()
+                .map(|(name, _)| Cow::Borrowed(name.as_str())),
+        };
+        let json = serde_json::to_vec(&fields)?;
+        let vector = self.vector.as_ref().map_or(&[][..], |(_, v)| v.as_slice());
+        let mut plain = Vec::with_capacity(4 + json.len() + vector.len() * 4);
+        plain.extend_from_slice(&(json.len() as u32).to_le_bytes());
+        plain.extend_from_slice(&json);
+        for x in vector {
+            plain.extend_from_slice(&x.to_le_bytes());
+        }
+        Ok(key.encrypt(user_id, &entry_record_id(seq), &plain))
+    }
+
+    pub(super) fn open(key: &DataKey, user_id: &str, seq: u64, sealed: &[u8]) -> Result<Entry> {
+        let plain = key.decrypt(user_id, &entry_record_id(seq), sealed)?;
+        ensure!(plain.len() >= 4, "archive entry {seq} is truncated");
+        let json_len = u32::from_le_bytes(plain[..4].try_into().expect("4 bytes")) as usize;
+        let rest = &plain[4..];
+        ensure!(rest.len() >= json_len, "archive entry {seq} is truncated");
+        let (json, vector) = rest.split_at(json_len);
+        let fields: EntryFields<'_> =
+            serde_json::from_slice(json).with_context(|| format!("archive entry {seq}"))?;
+        let vector = fields.embedder.map(|name| {
+            let name = name.into_owned();
+            let floats = vector
+                .chunks_exact(4)
+                .map(|b| f32::from_le_bytes(b.try_into().expect("4 bytes")))
+                .collect();
+            (name, floats)
+        });
+        Ok(Entry {
+            query_id: fields.query_id.into_owned(),
+            query: fields.query.into_owned(),
+            connector: fields.connector.into_owned(),
+            content: fields.content.into_owned(),
+            queried_at_ms: fields.queried_at_ms,
+            vector,
+        })
+    }
+}
+
+/// One answered query, as the history keeps it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct HistoryRecord {
+    pub query_id: String,
+    pub query: String,
+    pub queried_at_ms: i64,
+    /// The entries this query archived: `first_seq .. first_seq + chunks`.
+    pub first_seq: u64,
+    pub chunks: u64,
+    pub connectors: Vec<String>,
+}
+
+pub(super) fn history_record_id(n: u64) -> String {
+    format!("history/{n}")
+}
+
+/// Removes every archive record of a user inside `txn`; returns how many
+/// entries and history records there were.
+pub(super) fn remove_user_in(txn: &WriteTransaction, user_id: &str) -> Result<(u64, u64)> {
+    let entries = remove_range(&mut txn.open_table(ENTRIES)?, user_id)?;
+    remove_range(&mut txn.open_table(PENDING)?, user_id)?;
+    let history = remove_range(&mut txn.open_table(HISTORY)?, user_id)?;
+    {
+        let mut segments = txn.open_table(INDEX_SEGMENTS)?;
+        segments.retain_in((user_id, 0u32)..=(user_id, u32::MAX), |_, _| false)?;
+    }
+    txn.open_table(HEADS)?.remove(user_id)?;
+    Ok((entries, history))
+}
+
+fn remove_range<V: redb::Value + 'static>(
+    table: &mut redb::Table<'_, (&'static str, u64), V>,
+    user_id: &str,
+) -> Result<u64> {
+    let mut removed = 0;
+    table.retain_in((user_id, 0u64)..=(user_id, u64::MAX), |_, _| {
+        removed += 1;
+        false
+    })?;
+    Ok(removed)
+}
+
+/// How many entries a user has (for reports; counts the table, not the head).
+pub(super) fn count_entries(txn: &redb::ReadTransaction, user_id: &str) -> Result<u64> {
+    let table = txn.open_table(ENTRIES)?;
+    Ok(table.range((user_id, 0u64)..=(user_id, u64::MAX))?.count() as u64)
+}

@@ -1,0 +1,771 @@
+//! The encrypted archive of earlier queries and what they found, and the
+//! search over it (`POST /v1/deep_search`).
+//!
+//! Writing is cheap and happens before a query's response is sent: each
+//! returned chunk becomes a sealed entry, the query a sealed history record,
+//! in one redb commit. Vectors come after: the indexer embeds pending
+//! entries in the background, in small batches that yield to live queries
+//! (they share one embedding slot), stores each vector in its entry, and
+//! adds it to the user's in-memory usearch index, which is written back
+//! sealed from time to time and at shutdown. A deep search first indexes
+//! whatever of that user is still pending, so a user always finds what
+//! they archived, however busy the indexer is.
+//!
+//! Entries are the truth; the stored index is a cache of them: one missing,
+//! stale or built by another embedder is rebuilt from the entries.
+
+mod entries;
+mod index;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use redb::{ReadableDatabase, ReadableTable, WriteTransaction};
+use tokio::sync::Semaphore;
+
+use self::entries::{
+    ENTRIES, HISTORY, INDEX_SEGMENTS, PENDING, history_record_id, read_head, write_head,
+};
+pub use self::entries::{Entry, HistoryRecord};
+pub use self::index::{Hit, UserIndex};
+use crate::rank::Embedder;
+use crate::store::Store;
+
+/// The serialized index is sealed in pieces of this size: redb values stay
+/// small and a large index never needs one contiguous ciphertext.
+const SEGMENT_BYTES: usize = 16 << 20;
+/// The indexer embeds this many passages per turn of the embedding slot:
+/// small enough that a live query waiting for the slot is not held long.
+const EMBED_BATCH: usize = 8;
+/// Pending entries read per transaction.
+const PENDING_BATCH: usize = 512;
+/// The stored index is rewritten once this many vectors (or a tenth of the
+/// index, when smaller) were added since: the entries hold every vector, so
+/// a crash in between loses nothing; the next load adds the rest.
+const SAVE_AFTER: usize = 1024;
+/// Loaded indexes kept in memory (the least recently used saved ones go).
+const MAX_LOADED: usize = 256;
+
+/// A chunk to archive: which connector found it, and its text.
+pub struct ArchivedChunk<'a> {
+    pub connector: &'a str,
+    pub content: &'a str,
+}
+
+/// An archived chunk that matched a deep search.
+#[derive(Debug, Clone)]
+pub struct Found {
+    pub entry: Entry,
+    pub similarity: f32,
+}
+
+pub struct DeepSearchOutcome {
+    pub found: Vec<Found>,
+    /// Archived entries within the request's date window.
+    pub total_matches: u64,
+}
+
+pub struct Archive {
+    store: Arc<Store>,
+    embedder: Arc<dyn Embedder>,
+    embed_slot: Arc<Semaphore>,
+    loaded: Mutex<HashMap<String, Arc<Slot>>>,
+    wake: tokio::sync::Notify,
+}
+
+/// One user's index and the lock that makes one task at a time index for
+/// that user.
+#[derive(Default)]
+struct Slot {
+    indexing: tokio::sync::Mutex<()>,
+    index: Mutex<Option<UserIndex>>,
+    last_used: Mutex<Option<std::time::Instant>>,
+}
+
+impl Archive {
+    pub fn open(
+        store: Arc<Store>,
+        embedder: Arc<dyn Embedder>,
+        embed_slot: Arc<Semaphore>,
+    ) -> Result<Archive> {
+        let txn = store.db().begin_write()?;
+        entries::create_tables(&txn)?;
+        txn.commit()?;
+        Ok(Archive {
+            store,
+            embedder,
+            embed_slot,
+            loaded: Mutex::default(),
+            wake: tokio::sync::Notify::new(),
+        })
+    }
+
+    pub fn embedder_name(&self) -> &str {
+        self.embedder.name()
+    }
+
+    /// Archives one answered query: its chunks and the query itself, in one
+    /// commit. Blocking (it waits for the commit): call it off the async
+    /// workers. Returns the number of entries written.
+    pub fn record(
+        &self,
+        user_id: &str,
+        query_id: &str,
+        query: &str,
+        chunks: &[ArchivedChunk<'_>],
+    ) -> Result<u64> {
+        let key = self.store.data_key(user_id)?;
+        let txn = self.store.db().begin_write()?;
+        if !self.store.has_data_key_in(&txn, user_id)? {
+            bail!("user {user_id} is being deleted");
+        }
+        let mut head = read_head(&txn, user_id)?;
+        // Time never goes back within a user's archive, so that sequence
+        // order is time order (a clock step back must not break ranges).
+        let queried_at_ms = now_ms().max(head.last_queried_at_ms);
+        let first_seq = head.next_seq;
+        {
+            let mut table = txn.open_table(ENTRIES)?;
+            let mut pending = txn.open_table(PENDING)?;
+            for (offset, chunk) in chunks.iter().enumerate() {
+                let seq = first_seq + offset as u64;
+                let entry = Entry {
+                    query_id: query_id.to_string(),
+                    query: query.to_string(),
+                    connector: chunk.connector.to_string(),
+                    content: chunk.content.to_string(),
+                    queried_at_ms,
+                    vector: None,
+                };
+                table.insert((user_id, seq), entry.seal(&key, user_id, seq)?.as_slice())?;
+                pending.insert((user_id, seq), ())?;
+            }
+        }
+        let mut connectors: Vec<String> = chunks.iter().map(|c| c.connector.to_string()).collect();
+        connectors.sort();
+        connectors.dedup();
+        let history = HistoryRecord {
+            query_id: query_id.to_string(),
+            query: query.to_string(),
+            queried_at_ms,
+            first_seq,
+            chunks: chunks.len() as u64,
+            connectors,
+        };
+        let record_id = history_record_id(head.next_query);
+        txn.open_table(HISTORY)?.insert(
+            (user_id, head.next_query),
+            key.encrypt(user_id, &record_id, &serde_json::to_vec(&history)?)
+                .as_slice(),
+        )?;
+        head.next_query += 1;
+        head.next_seq += chunks.len() as u64;
+        head.last_queried_at_ms = queried_at_ms;
+        write_head(&txn, user_id, &head)?;
+        txn.commit()?;
+        if let Some(slot) = self.loaded_slot(user_id)
+            && let Some(index) = slot.index.lock().expect("index lock").as_mut()
+        {
+            for seq in first_seq..head.next_seq {
+                index.set_time(seq, queried_at_ms);
+            }
+        }
+        self.wake.notify_one();
+        Ok(chunks.len() as u64)
+    }
+
+    /// The archived chunks of `user_id` most similar to `term`, within
+    /// `[from_ms, to_ms]` (inclusive) on `queried_at`.
+    pub async fn search(
+        &self,
+        user_id: &str,
+        term: &str,
+        from_ms: Option<i64>,
+        to_ms: Option<i64>,
+        max_results: usize,
+    ) -> Result<DeepSearchOutcome> {
+        let slot = self.slot(user_id);
+        {
+            let _indexing = slot.indexing.lock().await;
+            self.load(user_id, &slot).await?;
+            self.index_pending(user_id, &slot).await?;
+        }
+        let vector = self.embed(vec![term.to_string()]).await?.remove(0);
+        let (hits, total_matches) = {
+            let guard = slot.index.lock().expect("index lock");
+            let index = guard.as_ref().context("the index was unloaded")?;
+            let window = index.window(from_ms, to_ms);
+            let total = window.end - window.start;
+            (index.search(&vector, window, max_results)?, total)
+        };
+        let key = self.store.data_key(user_id)?;
+        let txn = self.store.db().begin_read()?;
+        let table = txn.open_table(ENTRIES)?;
+        let mut found = Vec::with_capacity(hits.len());
+        for hit in hits {
+            let Some(sealed) = table.get((user_id, hit.seq))? else {
+                continue;
+            };
+            let mut entry = Entry::open(&key, user_id, hit.seq, sealed.value())?;
+            entry.vector = None;
+            found.push(Found {
+                entry,
+                similarity: hit.similarity,
+            });
+        }
+        Ok(DeepSearchOutcome {
+            found,
+            total_matches,
+        })
+    }
+
+    /// Runs the indexer until the process ends: it wakes when a query is
+    /// archived (and every few seconds, for work left by a previous run).
+    pub fn start(self: &Arc<Self>) {
+        let archive = self.clone();
+        tokio::spawn(async move {
+            loop {
+                let _ = tokio::time::timeout(Duration::from_secs(5), archive.wake.notified()).await;
+                if let Err(error) = archive.index_everyone().await {
+                    tracing::warn!(
+                        error = format!("{error:#}"),
+                        "archive indexing failed; will retry"
+                    );
+                    tokio::time::sleep(Duration::from_secs(5)).await;
+                }
+            }
+        });
+    }
+
+    async fn index_everyone(&self) -> Result<()> {
+        for user_id in self.users_with_pending()? {
+            let slot = self.slot(&user_id);
+            let _indexing = slot.indexing.lock().await;
+            self.load(&user_id, &slot).await?;
+            self.index_pending(&user_id, &slot).await?;
+            self.save_if_due(&user_id, &slot).await?;
+        }
+        Ok(())
+    }
+
+    fn users_with_pending(&self) -> Result<Vec<String>> {
+        let txn = self.store.db().begin_read()?;
+        let table = txn.open_table(PENDING)?;
+        let mut users: Vec<String> = Vec::new();
+        for row in table.iter()? {
+            let (key, _) = row?;
+            let (user, _) = key.value();
+            if users.last().is_none_or(|last| last != user) {
+                users.push(user.to_string());
+            }
+        }
+        Ok(users)
+    }
+
+    /// Embeds a user's pending entries, stores their vectors and adds them
+    /// to the loaded index. The caller holds the slot's indexing lock.
+    async fn index_pending(&self, user_id: &str, slot: &Arc<Slot>) -> Result<()> {
+        loop {
+            let mut batch = self.pending_batch(user_id)?;
+            if batch.is_empty() {
+                return Ok(());
+            }
+            // Embedded a few at a time (live queries get the slot between
+            // turns), stored in one commit.
+            for part in batch.chunks_mut(EMBED_BATCH) {
+                let texts = part.iter().map(|(_, e)| e.content.clone()).collect();
+                let vectors = self.embed(texts).await?;
+                for ((_, entry), vector) in part.iter_mut().zip(vectors) {
+                    entry.vector = Some((self.embedder.name().to_string(), vector));
+                }
+            }
+            let stored = self.store_vectors(user_id, &batch)?;
+            let mut guard = slot.index.lock().expect("index lock");
+            if let Some(index) = guard.as_mut() {
+                for (seq, entry) in batch
+                    .iter()
+                    .filter(|(seq, _)| stored.binary_search(seq).is_ok())
+                {
+                    index.set_time(*seq, entry.queried_at_ms);
+                    if let Some((_, vector)) = &entry.vector {
+                        index.add(*seq, vector)?;
+                    }
+                }
+            }
+        }
+    }
+
+    fn pending_batch(&self, user_id: &str) -> Result<Vec<(u64, Entry)>> {
+        let key = self.store.data_key(user_id)?;
+        let txn = self.store.db().begin_read()?;
+        let pending = txn.open_table(PENDING)?;
+        let table = txn.open_table(ENTRIES)?;
+        let mut out = Vec::new();
+        for row in pending
+            .range((user_id, 0u64)..=(user_id, u64::MAX))?
+            .take(PENDING_BATCH)
+        {
+            let (k, _) = row?;
+            let seq = k.value().1;
+            if let Some(sealed) = table.get((user_id, seq))? {
+                out.push((seq, Entry::open(&key, user_id, seq, sealed.value())?));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Writes vectors into their entries and takes them off the queue, in one
+    /// commit; only entries still queued are written (a deletion that ran
+    /// meanwhile removed the queue with the user). Returns the seqs stored.
+    fn store_vectors(&self, user_id: &str, indexed: &[(u64, Entry)]) -> Result<Vec<u64>> {
+        let key = self.store.data_key(user_id)?;
+        let txn = self.store.db().begin_write()?;
+        let mut stored = Vec::new();
+        {
+            let mut pending = txn.open_table(PENDING)?;
+            let mut table = txn.open_table(ENTRIES)?;
+            for (seq, entry) in indexed {
+                if pending.remove((user_id, *seq))?.is_some() {
+                    table.insert((user_id, *seq), entry.seal(&key, user_id, *seq)?.as_slice())?;
+                    stored.push(*seq);
+                }
+            }
+        }
+        txn.commit()?;
+        Ok(stored)
+    }
+
+    /// Embeds off the async workers, taking turns with live queries.
+    async fn embed(&self, texts: Vec<String>) -> Result<Vec<Vec<f32>>> {
+        let _turn = self.embed_slot.acquire().await?;
+        let embedder = self.embedder.clone();
+        tokio::task::spawn_blocking(move || {
+            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+            embedder.embed(&refs)
+        })
+        .await?
+    }
+
+    fn slot(&self, user_id: &str) -> Arc<Slot> {
+        let mut loaded = self.loaded.lock().expect("loaded indexes");
+        if loaded.len() >= MAX_LOADED && !loaded.contains_key(user_id) {
+            evict_one(&mut loaded);
+        }
+        let slot = loaded.entry(user_id.to_string()).or_default().clone();
+        *slot.last_used.lock().expect("slot use") = Some(std::time::Instant::now());
+        slot
+    }
+
+    fn loaded_slot(&self, user_id: &str) -> Option<Arc<Slot>> {
+        self.loaded
+            .lock()
+            .expect("loaded indexes")
+            .get(user_id)
+            .cloned()
+    }
+
+    /// Makes sure the slot holds the user's index: the stored one if it was
+    /// built by this embedder, else a new one; then catches up with entries
+    /// archived since it was stored.
+    async fn load(&self, user_id: &str, slot: &Arc<Slot>) -> Result<()> {
+        if slot.index.lock().expect("index lock").is_some() {
+            return Ok(());
+        }
+        let store = self.store.clone();
+        let (name, dimensions) = (self.embedder.name().to_string(), self.embedder.dimensions());
+        let user = user_id.to_string();
+        let index =
+            tokio::task::spawn_blocking(move || load_index(&store, &user, &name, dimensions))
+                .await??;
+        *slot.index.lock().expect("index lock") = Some(index);
+        Ok(())
+    }
+
+    async fn save_if_due(&self, user_id: &str, slot: &Arc<Slot>) -> Result<()> {
+        let due = slot
+            .index
+            .lock()
+            .expect("index lock")
+            .as_ref()
+            .is_some_and(|index| index.unsaved >= SAVE_AFTER.min(index.len().div_ceil(10)).max(1));
+        if due {
+            self.save(user_id, slot)?;
+        }
+        Ok(())
+    }
+
+    /// Seals the index and stores it in segments, replacing the previous
+    /// generation in the same commit.
+    fn save(&self, user_id: &str, slot: &Slot) -> Result<()> {
+        let bytes = {
+            let mut guard = slot.index.lock().expect("index lock");
+            let Some(index) = guard.as_mut() else {
+                return Ok(());
+            };
+            index.unsaved = 0;
+            index.serialize()?
+        };
+        let key = self.store.data_key(user_id)?;
+        let txn = self.store.db().begin_write()?;
+        if !self.store.has_data_key_in(&txn, user_id)? {
+            return Ok(());
+        }
+        let mut head = read_head(&txn, user_id)?;
+        let generation = head.index_generation + 1;
+        {
+            let mut table = txn.open_table(INDEX_SEGMENTS)?;
+            table.retain_in((user_id, 0u32)..=(user_id, u32::MAX), |_, _| false)?;
+            for (n, piece) in bytes.chunks(SEGMENT_BYTES).enumerate() {
+                let record_id = segment_record_id(generation, n as u32);
+                table.insert(
+                    (user_id, n as u32),
+                    key.encrypt(user_id, &record_id, piece).as_slice(),
+                )?;
+            }
+        }
+        head.index_generation = generation;
+        head.index_segments = bytes.chunks(SEGMENT_BYTES).count() as u32;
+        write_head(&txn, user_id, &head)?;
+        txn.commit()?;
+        Ok(())
+    }
+
+    /// Stores every loaded index with unsaved vectors (at shutdown).
+    pub fn flush(&self) -> Result<()> {
+        let slots: Vec<(String, Arc<Slot>)> = self
+            .loaded
+            .lock()
+            .expect("loaded indexes")
+            .iter()
+            .map(|(u, s)| (u.clone(), s.clone()))
+            .collect();
+        for (user_id, slot) in slots {
+            let unsaved = slot
+                .index
+                .lock()
+                .expect("index lock")
+                .as_ref()
+                .is_some_and(|i| i.unsaved > 0);
+            if unsaved {
+                self.save(&user_id, &slot)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Removes every archive record of the user inside the caller's
+    /// transaction (the deletion's), and forgets the loaded index. Returns
+    /// the entries and history records removed.
+    pub fn remove_user_in(&self, txn: &WriteTransaction, user_id: &str) -> Result<(u64, u64)> {
+        let removed = entries::remove_user_in(txn, user_id)?;
+        self.loaded.lock().expect("loaded indexes").remove(user_id);
+        Ok(removed)
+    }
+
+    /// A user's query history, oldest first.
+    pub fn history(&self, user_id: &str) -> Result<Vec<HistoryRecord>> {
+        let key = self.store.data_key(user_id)?;
+        let txn = self.store.db().begin_read()?;
+        let table = txn.open_table(HISTORY)?;
+        let mut out = Vec::new();
+        for row in table.range((user_id, 0u64)..=(user_id, u64::MAX))? {
+            let (k, v) = row?;
+            let plain = key.decrypt(user_id, &history_record_id(k.value().1), v.value())?;
+            out.push(serde_json::from_slice(&plain)?);
+        }
+        Ok(out)
+    }
+
+    /// Entries archived for a user (for reports and tests).
+    pub fn entry_count(&self, user_id: &str) -> Result<u64> {
+        entries::count_entries(&self.store.db().begin_read()?, user_id)
+    }
+
+    /// Memory used by a user's loaded index, if loaded.
+    pub fn index_memory_bytes(&self, user_id: &str) -> Option<usize> {
+        let slot = self.loaded_slot(user_id)?;
+        let guard = slot.index.lock().expect("index lock");
+        guard.as_ref().map(UserIndex::memory_bytes)
+    }
+
+    /// Drops a user's loaded index from memory (benchmarks measure loading).
+    pub fn unload(&self, user_id: &str) {
+        self.loaded.lock().expect("loaded indexes").remove(user_id);
+    }
+
+    /// Loads a user's index now (benchmarks measure it).
+    pub async fn preload(&self, user_id: &str) -> Result<()> {
+        let slot = self.slot(user_id);
+        let _indexing = slot.indexing.lock().await;
+        self.load(user_id, &slot).await
+    }
+
+    /// Indexes a user's pending entries now and stores the index.
+    pub async fn index_now(&self, user_id: &str) -> Result<()> {
+        let slot = self.slot(user_id);
+        let _indexing = slot.indexing.lock().await;
+        self.load(user_id, &slot).await?;
+        self.index_pending(user_id, &slot).await?;
+        self.save(user_id, &slot)
+    }
+}
+
+fn segment_record_id(generation: u64, n: u32) -> String {
+    format!("archive-index/{generation}/{n}")
+}
+
+/// Forgets the least recently used index that has nothing unsaved and that
+/// no task is using.
+fn evict_one(loaded: &mut HashMap<String, Arc<Slot>>) {
+    let victim = loaded
+        .iter()
+        .filter(|(_, slot)| Arc::strong_count(slot) == 1)
+        .filter(|(_, slot)| {
+            slot.index
+                .lock()
+                .expect("index lock")
+                .as_ref()
+                .is_none_or(|i| i.unsaved == 0)
+        })
+        .min_by_key(|(_, slot)| *slot.last_used.lock().expect("slot use"))
+        .map(|(user, _)| user.clone());
+    if let Some(user) = victim {
+        loaded.remove(&user);
+    }
+}
+
+/// The stored index (if it fits the embedder) caught up with the entries.
+fn load_index(
+    store: &Store,
+    user_id: &str,
+    embedder: &str,
+    dimensions: usize,
+) -> Result<UserIndex> {
+    let key = store.data_key(user_id)?;
+    let txn = store.db().begin_read()?;
+    let head: entries::Head = match txn.open_table(entries::HEADS)?.get(user_id)? {
+        Some(bytes) => serde_json::from_slice(bytes.value())?,
+        None => return UserIndex::new(embedder, dimensions),
+    };
+    let stored = if head.index_segments > 0 {
+        let table = txn.open_table(INDEX_SEGMENTS)?;
+        let mut bytes = Vec::new();
+        for n in 0..head.index_segments {
+            let sealed = table
+                .get((user_id, n))?
+                .with_context(|| format!("index segment {n} is missing"))?;
+            bytes.extend(key.decrypt(
+                user_id,
+                &segment_record_id(head.index_generation, n),
+                sealed.value(),
+            )?);
+        }
+        match UserIndex::deserialize(&bytes) {
+            Ok(index) if index.embedder() == embedder => Some(index),
+            Ok(_) => None,
+            Err(error) => {
+                tracing::warn!(
+                    user = user_id,
+                    error = format!("{error:#}"),
+                    "stored index unreadable; rebuilding"
+                );
+                None
+            }
+        }
+    } else {
+        None
+    };
+    let mut index = match stored {
+        Some(index) => index,
+        None => UserIndex::new(embedder, dimensions)?,
+    };
+    let stale = catch_up(&txn, &key, user_id, &head, &mut index)?;
+    drop(txn);
+    if !stale.is_empty() {
+        requeue(store, user_id, &stale)?;
+    }
+    Ok(index)
+}
+
+/// Adds entries the index does not hold yet: those archived after it was
+/// stored, and those indexed after it was stored. Entries without a usable
+/// vector are left to the indexer (they are queued, or queued again when
+/// another embedder made their vector: those are returned).
+fn catch_up(
+    txn: &redb::ReadTransaction,
+    key: &crate::store::keys::DataKey,
+    user_id: &str,
+    head: &entries::Head,
+    index: &mut UserIndex,
+) -> Result<Vec<u64>> {
+    let pending = txn.open_table(PENDING)?;
+    let table = txn.open_table(ENTRIES)?;
+    let mut stale = Vec::new();
+    for seq in 0..head.next_seq {
+        let known = seq < index.known_times();
+        if known && (index.contains(seq) || pending.get((user_id, seq))?.is_some()) {
+            continue;
+        }
+        let Some(sealed) = table.get((user_id, seq))? else {
+            continue;
+        };
+        let entry = Entry::open(key, user_id, seq, sealed.value())?;
+        index.set_time(seq, entry.queried_at_ms);
+        match &entry.vector {
+            Some((name, vector)) if name == index.embedder() => index.add(seq, vector)?,
+            _ if pending.get((user_id, seq))?.is_some() => {}
+            _ => stale.push(seq),
+        }
+    }
+    Ok(stale)
+}
+
+/// Entries whose vectors another embedder made go back on the queue.
+fn requeue(store: &Store, user_id: &str, seqs: &[u64]) -> Result<()> {
+    tracing::info!(
+        user = user_id,
+        entries = seqs.len(),
+        "re-embedding archive entries made by another embedder"
+    );
+    let txn = store.db().begin_write()?;
+    if store.has_data_key_in(&txn, user_id)? {
+        let mut pending = txn.open_table(PENDING)?;
+        for seq in seqs {
+            pending.insert((user_id, *seq), ())?;
+        }
+    }
+    txn.commit()?;
+    Ok(())
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rank::embed::HashedWords;
+
+    fn archive(dir: &std::path::Path, store: Arc<Store>) -> Archive {
+        let _ = dir;
+        Archive::open(
+            store,
+            Arc::new(HashedWords::new(64)),
+            Arc::new(Semaphore::new(1)),
+        )
+        .unwrap()
+    }
+
+    #[tokio::test]
+    async fn recorded_chunks_are_found_after_a_restart_and_gone_after_removal() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Arc::new(Store::open(dir.path(), None).unwrap());
+        let user = store.create_user("a@b.c").unwrap();
+        let first = archive(dir.path(), store.clone());
+        let chunks = [
+            ArchivedChunk {
+                connector: "github",
+                content: "checkout times out under load\n\"quoted\"",
+            },
+            ArchivedChunk {
+                connector: "slack",
+                content: "lunch menu for friday",
+            },
+        ];
+        assert_eq!(
+            first
+                .record(&user.id, "qry_1", "checkout", &chunks)
+                .unwrap(),
+            2
+        );
+        let outcome = first
+            .search(&user.id, "checkout load", None, None, 5)
+            .await
+            .unwrap();
+        assert_eq!(outcome.total_matches, 2);
+        assert_eq!(
+            outcome.found[0].entry.content,
+            "checkout times out under load\n\"quoted\""
+        );
+        assert_eq!(outcome.found[0].entry.query_id, "qry_1");
+        first.flush().unwrap();
+        first
+            .record(
+                &user.id,
+                "qry_2",
+                "menu",
+                &[ArchivedChunk {
+                    connector: "notion",
+                    content: "friday menu: soup",
+                }],
+            )
+            .unwrap();
+        drop(first);
+
+        // A new process: the stored index plus the entry archived after it.
+        let second = archive(dir.path(), store.clone());
+        let outcome = second
+            .search(&user.id, "friday menu", None, None, 5)
+            .await
+            .unwrap();
+        assert_eq!(outcome.total_matches, 3);
+        assert_eq!(outcome.found[0].entry.query_id, "qry_2");
+        assert_eq!(second.history(&user.id).unwrap().len(), 2);
+
+        let txn = store.db().begin_write().unwrap();
+        assert_eq!(second.remove_user_in(&txn, &user.id).unwrap(), (3, 2));
+        txn.commit().unwrap();
+        assert_eq!(second.entry_count(&user.id).unwrap(), 0);
+    }
+
+    #[tokio::test]
+    async fn an_index_made_by_another_embedder_is_rebuilt() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Arc::new(Store::open(dir.path(), None).unwrap());
+        let user = store.create_user("a@b.c").unwrap();
+        let first = archive(dir.path(), store.clone());
+        first
+            .record(
+                &user.id,
+                "qry_1",
+                "q",
+                &[ArchivedChunk {
+                    connector: "jira",
+                    content: "database migration plan",
+                }],
+            )
+            .unwrap();
+        first.index_now(&user.id).await.unwrap();
+        drop(first);
+        // Another embedder (another name, other dimensions) takes over.
+        struct Renamed(HashedWords);
+        impl Embedder for Renamed {
+            fn name(&self) -> &str {
+                "renamed"
+            }
+            fn dimensions(&self) -> usize {
+                self.0.dimensions()
+            }
+            fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+                self.0.embed(texts)
+            }
+        }
+        let renamed = Archive::open(
+            store,
+            Arc::new(Renamed(HashedWords::new(32))),
+            Arc::new(Semaphore::new(1)),
+        )
+        .unwrap();
+        let outcome = renamed
+            .search(&user.id, "migration", None, None, 5)
+            .await
+            .unwrap();
+        assert_eq!(outcome.found.len(), 1, "re-embedded with the new embedder");
+        assert!(outcome.found[0].similarity > 0.3);
+    }
+}

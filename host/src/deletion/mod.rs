@@ -1,0 +1,278 @@
+//! `DELETE /v1/delete_my_data`: every trace of a user, gone, in the order
+//! DESIGN.md gives, as a durable job that a crash cannot leave half done.
+//!
+//! 1. The job is recorded (sealed with the master key, since it outlives the
+//!    user's key) with a snapshot of what must happen after the key is gone:
+//!    the OAuth tokens to revoke and the webhook endpoints to tell. The user
+//!    is blocked from then on.
+//! 2. Each token is revoked at its vendor; one that fails goes to a durable
+//!    retry queue ([`revoke`]).
+//! 3. The user's data key is destroyed: every sealed record becomes noise.
+//! 4. One commit removes every record (archive, index, history, idempotency
+//!    records, profile, grants, webhooks, API tokens, counters), queues the
+//!    signed `user.deleted` event, and ends the job.
+//!
+//! A process killed anywhere in between finds the job at its next start and
+//! carries it on from the step it reached.
+
+pub mod revoke;
+
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use redb::{ReadableDatabase, ReadableTable, TableDefinition};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use self::revoke::{Outcome, Revoker, TokenToRevoke};
+use crate::archive::Archive;
+use crate::calendar::rfc3339;
+use crate::connectors::Registry;
+use crate::store::{Store, now};
+use crate::webhooks::{Target, Webhooks};
+
+/// `user` → a [`Job`], sealed with the master key.
+const DELETIONS: TableDefinition<&str, &[u8]> = TableDefinition::new("deletions");
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum Stage {
+    Revoking,
+    KeyDestroyed,
+}
+
+#[derive(Serialize, Deserialize)]
+struct Job {
+    user_id: String,
+    started_at: i64,
+    stage: Stage,
+    tokens: Vec<TokenToRevoke>,
+    revoked: u64,
+    queued: u64,
+    /// The user's webhook endpoints as they were when deletion began.
+    targets: Vec<Target>,
+}
+
+/// What a deletion removed: the contract's `details`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub oauth_tokens_revoked: u64,
+    /// Revocations that failed now and are retried by a durable job.
+    pub oauth_revocations_pending: u64,
+    pub query_history_deleted: bool,
+    pub archive_entries_removed: u64,
+    pub webhooks_unregistered: u64,
+    pub profile_deleted: bool,
+}
+
+pub struct Deletions {
+    store: Arc<Store>,
+    archive: Arc<Archive>,
+    webhooks: Arc<Webhooks>,
+    registry: Arc<Registry>,
+    revoker: Arc<Revoker>,
+}
+
+impl Deletions {
+    pub fn new(
+        store: Arc<Store>,
+        archive: Arc<Archive>,
+        webhooks: Arc<Webhooks>,
+        registry: Arc<Registry>,
+        revoker: Revoker,
+    ) -> Result<Deletions> {
+        let txn = store.db().begin_write()?;
+        txn.open_table(DELETIONS)?;
+        revoke::create_tables(&txn)?;
+        txn.commit()?;
+        Ok(Deletions {
+            store,
+            archive,
+            webhooks,
+            registry,
+            revoker: Arc::new(revoker),
+        })
+    }
+
+    /// Users whose deletion began and did not finish (a previous process
+    /// stopped midway): block them, then call [`Deletions::run`] for each.
+    pub fn unfinished(&self) -> Result<Vec<String>> {
+        let txn = self.store.db().begin_read()?;
+        let table = txn.open_table(DELETIONS)?;
+        let mut users = Vec::new();
+        for row in table.iter()? {
+            users.push(row?.0.value().to_string());
+        }
+        Ok(users)
+    }
+
+    /// Starts the retry queue of failed revocations.
+    pub fn start(&self) {
+        self.revoker.start(self.store.clone());
+    }
+
+    /// Deletes the user, or finishes an unfinished deletion of them.
+    pub async fn run(&self, user_id: &str) -> Result<Report> {
+        let mut job = match self.load(user_id)? {
+            Some(job) => {
+                tracing::info!(user = user_id, stage = ?job.stage, "resuming a deletion");
+                job
+            }
+            None => self.begin(user_id)?,
+        };
+        failpoint("deletion:recorded");
+        if job.stage == Stage::Revoking {
+            self.revoke_all(&mut job).await?;
+            failpoint("deletion:revoked");
+            let txn = self.store.db().begin_write()?;
+            self.store.destroy_data_key_in(&txn, user_id)?;
+            job.stage = Stage::KeyDestroyed;
+            self.save_in(&txn, &job)?;
+            txn.commit()?;
+            failpoint("deletion:key-destroyed");
+        }
+        let report = self.remove_everything(&job)?;
+        self.webhooks.wake();
+        tracing::info!(user = user_id, "user deleted");
+        Ok(report)
+    }
+
+    /// Records the job with its snapshot, before anything is removed.
+    fn begin(&self, user_id: &str) -> Result<Job> {
+        let tokens = self
+            .store
+            .grants(user_id)?
+            .into_iter()
+            .flat_map(|(connector, grant)| {
+                let revoke = self
+                    .registry
+                    .get(&connector)
+                    .and_then(|c| c.manifest.oauth.as_ref().and_then(|o| o.revoke.clone()));
+                let refresh = grant.refresh_token.map(|t| t.expose().to_string());
+                std::iter::once(grant.access_token.expose().to_string())
+                    .chain(refresh)
+                    .map(move |token| TokenToRevoke {
+                        connector: connector.clone(),
+                        token,
+                        revoke: revoke.clone(),
+                        done: false,
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        let job = Job {
+            user_id: user_id.to_string(),
+            started_at: now(),
+            stage: Stage::Revoking,
+            tokens,
+            revoked: 0,
+            queued: 0,
+            targets: self.webhooks.targets_of(user_id)?,
+        };
+        let txn = self.store.db().begin_write()?;
+        self.save_in(&txn, &job)?;
+        txn.commit()?;
+        Ok(job)
+    }
+
+    /// Revokes each token not settled yet, saving progress after each, so a
+    /// resumed job neither skips nor double-counts one.
+    async fn revoke_all(&self, job: &mut Job) -> Result<()> {
+        for i in 0..job.tokens.len() {
+            if job.tokens[i].done {
+                continue;
+            }
+            let outcome = self.revoker.revoke(&job.tokens[i]).await;
+            let txn = self.store.db().begin_write()?;
+            match &outcome {
+                Outcome::Revoked | Outcome::AlreadyInvalid => job.revoked += 1,
+                Outcome::Unsupported => {
+                    tracing::warn!(connector = %job.tokens[i].connector, "the connector's manifest names no revocation endpoint; the token expires on its own");
+                }
+                Outcome::Failed(reason) => {
+                    tracing::warn!(connector = %job.tokens[i].connector, %reason, "token revocation failed; queued for retry");
+                    self.revoker.queue_in(&self.store, &txn, &job.tokens[i])?;
+                    job.queued += 1;
+                }
+            }
+            job.tokens[i].done = true;
+            self.save_in(&txn, job)?;
+            txn.commit()?;
+        }
+        Ok(())
+    }
+
+    /// The last step, in one commit: every record goes, the event is
+    /// queued, the job ends.
+    fn remove_everything(&self, job: &Job) -> Result<Report> {
+        let user_id = job.user_id.as_str();
+        let txn = self.store.db().begin_write()?;
+        let removed = self.store.remove_user_in(&txn, user_id)?;
+        let (entries, _history) = self.archive.remove_user_in(&txn, user_id)?;
+        let webhooks = self.webhooks.remove_user_in(&txn, user_id)?;
+        let report = Report {
+            oauth_tokens_revoked: job.revoked,
+            oauth_revocations_pending: job.queued,
+            query_history_deleted: true,
+            archive_entries_removed: entries,
+            webhooks_unregistered: webhooks,
+            profile_deleted: removed.profile,
+        };
+        let mut targets = self.webhooks.operator_targets();
+        targets.extend(job.targets.iter().cloned());
+        let data = json!({
+            "user_id": user_id,
+            "deleted_at": rfc3339(now()),
+            "details": report,
+        });
+        self.webhooks
+            .enqueue_in(&txn, "user.deleted", data, &targets)?;
+        txn.open_table(DELETIONS)?.remove(user_id)?;
+        txn.commit()?;
+        Ok(report)
+    }
+
+    fn load(&self, user_id: &str) -> Result<Option<Job>> {
+        let txn = self.store.db().begin_read()?;
+        let table = txn.open_table(DELETIONS)?;
+        let Some(sealed) = table.get(user_id)? else {
+            return Ok(None);
+        };
+        let plain = self
+            .store
+            .master()
+            .decrypt(&record_id(user_id), sealed.value())?;
+        Ok(Some(
+            serde_json::from_slice(&plain).context("reading a deletion job")?,
+        ))
+    }
+
+    fn save_in(&self, txn: &redb::WriteTransaction, job: &Job) -> Result<()> {
+        let sealed = self
+            .store
+            .master()
+            .encrypt(&record_id(&job.user_id), &serde_json::to_vec(job)?);
+        txn.open_table(DELETIONS)?
+            .insert(job.user_id.as_str(), sealed.as_slice())?;
+        Ok(())
+    }
+}
+
+fn record_id(user_id: &str) -> String {
+    format!("deletion/{user_id}")
+}
+
+/// Crash testing: `QUARRY_FAILPOINT=deletion:revoked` (say) makes the
+/// process kill itself with SIGKILL when the deletion reaches that point,
+/// as a power cut would. Unset in normal operation: this is one compare.
+fn failpoint(name: &str) {
+    if std::env::var("QUARRY_FAILPOINT").is_ok_and(|v| v == name) {
+        tracing::error!(failpoint = name, "failpoint reached: killing the process");
+        #[cfg(unix)]
+        // SAFETY: sending a signal to ourselves has no memory effects.
+        unsafe {
+            libc::kill(libc::getpid(), libc::SIGKILL);
+        }
+        std::process::abort();
+    }
+}

@@ -1,0 +1,244 @@
+//! Where deliveries may go. A registered URL is an instruction from a user
+//! to make the server send requests: without these checks it would be a
+//! way to reach the server's own network (SSRF). Targets must be `https`
+//! and public unless the operator allows plain HTTP or private addresses.
+//! The URL is checked at registration (for a clear 400) and again at every
+//! delivery, through a resolver that refuses non-public addresses: a name
+//! that resolved to a public address at registration may resolve to a
+//! private one later (DNS rebinding).
+
+use std::net::{IpAddr, SocketAddr};
+use std::time::Duration;
+
+use reqwest::dns::{Addrs, Name, Resolve, Resolving};
+use url::{Host, Url};
+
+use crate::connectors::upstream::is_public;
+
+/// Longest URL accepted.
+pub const MAX_URL_CHARS: usize = 2048;
+/// Time a registration may spend resolving the target's name.
+const RESOLVE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// What the operator allows.
+#[derive(Debug, Clone, Copy)]
+pub struct Policy {
+    pub allow_plain_http: bool,
+    pub allow_private: bool,
+}
+
+/// Checks a URL's form and scheme, and the address when it is an IP
+/// literal. The message names `url` (it is shown to the user as a 400).
+pub fn check_url(raw: &str, policy: Policy) -> Result<Url, String> {
+    if raw.chars().count() > MAX_URL_CHARS {
+        return Err(format!(
+            "url must be at most {MAX_URL_CHARS} characters long"
+        ));
+    }
+    let url = Url::parse(raw.trim())
+        .map_err(|e| format!("url is not an absolute URL ({e}); use https://host/path"))?;
+    match url.scheme() {
+        "https" => {}
+        "http" if policy.allow_plain_http => {}
+        "http" => {
+            return Err(
+                "url must use https: this server does not deliver webhooks over plain http".into(),
+            );
+        }
+        other => return Err(format!("url must use https, not {other}")),
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(
+            "url must not contain a user name or password; the signature authenticates deliveries"
+                .into(),
+        );
+    }
+    let Some(host) = url.host() else {
+        return Err("url has no host".into());
+    };
+    if let Some(ip) = literal(&host)
+        && !policy.allow_private
+        && !is_public(ip)
+    {
+        return Err(format!(
+            "url points at {ip}, which is not a public address; webhooks go to public hosts only"
+        ));
+    }
+    Ok(url)
+}
+
+/// [`check_url`], then, unless private targets are allowed, resolves the
+/// host name and refuses it if any address is not public (or if it does not
+/// resolve: a name that cannot be checked cannot be accepted).
+pub async fn check_registration(raw: &str, policy: Policy) -> Result<Url, String> {
+    let url = check_url(raw, policy)?;
+    if policy.allow_private {
+        return Ok(url);
+    }
+    let Some(Host::Domain(name)) = url.host() else {
+        return Ok(url);
+    };
+    let port = url.port_or_known_default().unwrap_or(443);
+    let lookup = tokio::time::timeout(RESOLVE_TIMEOUT, tokio::net::lookup_host((name, port)));
+    let addrs: Vec<SocketAddr> = match lookup.await {
+        Ok(Ok(addrs)) => addrs.collect(),
+        _ => Vec::new(),
+    };
+    if addrs.is_empty() {
+        return Err(format!("url's host {name} does not resolve"));
+    }
+    if let Some(private) = addrs.iter().find(|a| !is_public(a.ip())) {
+        return Err(format!(
+            "url's host {name} resolves to {}, which is not a public address; webhooks go to public hosts only",
+            private.ip()
+        ));
+    }
+    Ok(url)
+}
+
+fn literal(host: &Host<&str>) -> Option<IpAddr> {
+    match host {
+        Host::Ipv4(v4) => Some(IpAddr::V4(*v4)),
+        Host::Ipv6(v6) => Some(IpAddr::V6(*v6)),
+        Host::Domain(_) => None,
+    }
+}
+
+/// The delivery client's resolver: only public addresses, unless private
+/// targets are allowed. It runs at connect time on the addresses actually
+/// used, so an answer that changed since registration is checked too. (IP
+/// literals never reach a resolver; [`check_url`] covers them before each
+/// delivery.)
+pub struct GuardedResolver {
+    pub allow_private: bool,
+}
+
+#[derive(Debug)]
+pub struct AddressDenied(pub String);
+
+impl std::fmt::Display for AddressDenied {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} resolves only to non-public addresses", self.0)
+    }
+}
+
+impl std::error::Error for AddressDenied {}
+
+impl Resolve for GuardedResolver {
+    fn resolve(&self, name: Name) -> Resolving {
+        let host = name.as_str().to_ascii_lowercase();
+        let allow_private = self.allow_private;
+        Box::pin(async move {
+            // The port is replaced by the URL's when connecting.
+            let found: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0))
+                .await?
+                .filter(|a| allow_private || is_public(a.ip()))
+                .collect();
+            if found.is_empty() {
+                return Err(
+                    Box::new(AddressDenied(host)) as Box<dyn std::error::Error + Send + Sync>
+                );
+            }
+            Ok(Box::new(found.into_iter()) as Addrs)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const STRICT: Policy = Policy {
+        allow_plain_http: false,
+        allow_private: false,
+    };
+    const LAX: Policy = Policy {
+        allow_plain_http: true,
+        allow_private: true,
+    };
+
+    #[test]
+    fn plain_http_only_when_allowed() {
+        let error = check_url("http://1.1.1.1/hook", STRICT).unwrap_err();
+        assert!(error.contains("url") && error.contains("https"), "{error}");
+        assert!(check_url("http://1.1.1.1/hook", LAX).is_ok());
+        assert!(check_url("https://1.1.1.1:8443/hook?x=1", STRICT).is_ok());
+    }
+
+    #[test]
+    fn non_public_literals_only_when_allowed() {
+        for url in [
+            "https://127.0.0.1/hook",
+            "https://10.1.2.3/hook",
+            "https://169.254.169.254/latest/meta-data",
+            "https://[::1]/hook",
+            "https://[fd00::1]/hook",
+            "https://[::ffff:10.0.0.1]/hook",
+            "https://0.0.0.0/",
+            "https://2130706433/hook",
+        ] {
+            let error = check_url(url, STRICT).unwrap_err();
+            assert!(error.contains("not a public address"), "{url}: {error}");
+            assert!(check_url(url, LAX).is_ok(), "{url}");
+        }
+    }
+
+    #[test]
+    fn malformed_urls_are_refused_naming_url() {
+        let long = format!("https://example.com/{}", "a".repeat(MAX_URL_CHARS));
+        for bad in [
+            "",
+            "not a url",
+            "/relative/path",
+            "ftp://example.com/x",
+            "file:///etc/passwd",
+            "javascript:alert(1)",
+            "https://user:pass@example.com/x",
+            "https://token@example.com/x",
+            "https://",
+            long.as_str(),
+        ] {
+            let error = check_url(bad, LAX).unwrap_err();
+            assert!(error.starts_with("url"), "{bad:?}: {error}");
+        }
+    }
+
+    #[tokio::test]
+    async fn names_are_resolved_at_registration_unless_private_targets_are_allowed() {
+        let error = check_registration("https://localhost/hook", STRICT)
+            .await
+            .unwrap_err();
+        assert!(error.contains("not a public address"), "{error}");
+        assert!(
+            check_registration("https://localhost/hook", LAX)
+                .await
+                .is_ok()
+        );
+        let error = check_registration("https://no-such-host.invalid/hook", STRICT)
+            .await
+            .unwrap_err();
+        assert!(error.contains("does not resolve"), "{error}");
+    }
+
+    #[tokio::test]
+    async fn the_resolver_refuses_private_addresses_at_delivery() {
+        let strict = GuardedResolver {
+            allow_private: false,
+        };
+        let error = strict
+            .resolve("localhost".parse().unwrap())
+            .await
+            .err()
+            .expect("loopback is refused");
+        assert!(error.to_string().contains("non-public"), "{error}");
+        let lax = GuardedResolver {
+            allow_private: true,
+        };
+        let addrs: Vec<SocketAddr> = lax
+            .resolve("localhost".parse().unwrap())
+            .await
+            .unwrap()
+            .collect();
+        assert!(addrs.iter().all(|a| a.ip().is_loopback()), "{addrs:?}");
+    }
+}
