@@ -3,6 +3,7 @@
 //! ```text
 //! cargo run --release -p quarry-bench -- connectors
 //! cargo run --release -p quarry-bench -- api      # needs target/release/quarry
+//! cargo run --release -p quarry-bench -- archive [10000,100000,1000000]
 //! ```
 //!
 //! `connectors`: the cost of one connector call apart from the upstream
@@ -13,6 +14,7 @@
 use std::time::{Duration, Instant};
 
 mod api;
+mod archive;
 
 use anyhow::{Result, bail};
 use quarry_tests::{Harness, request};
@@ -27,7 +29,14 @@ async fn main() -> Result<()> {
     match which.as_str() {
         "connectors" => connectors().await,
         "api" => tokio::task::block_in_place(|| api::run(&quarry_tests::repo_root())),
-        other => bail!("unknown benchmark {other:?} (known: connectors, api)"),
+        "archive" => {
+            let sizes: Vec<usize> = match std::env::args().nth(2) {
+                Some(list) => list.split(',').map(str::parse).collect::<Result<_, _>>()?,
+                None => vec![10_000, 100_000, 1_000_000],
+            };
+            archive::run(&quarry_tests::repo_root(), &sizes).await
+        }
+        other => bail!("unknown benchmark {other:?} (known: connectors, api, archive)"),
     }
 }
 
