@@ -12,6 +12,7 @@ pub mod deletion;
 pub mod demo;
 pub mod logging;
 pub mod metrics;
+pub mod oauth;
 pub mod rank;
 pub mod search;
 pub mod secret;

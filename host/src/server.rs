@@ -111,10 +111,19 @@ async fn assemble(config: &Config) -> Result<App> {
         embed_slot.clone(),
     )?);
     let webhooks = Arc::new(Webhooks::new(store.clone(), config.webhooks.clone())?);
+    // The host's own calls to vendors (revocation, refresh) go through the
+    // same guarded client as the connectors' fetches.
+    let vendor_client = crate::connectors::upstream::Upstream::new(&network(config)?)?
+        .client()
+        .clone();
+    let refresher = Arc::new(crate::oauth::Refresher::new(
+        store.clone(),
+        registry.clone(),
+        vendor_client.clone(),
+        config.oauth_clients.clone(),
+    ));
     let revoker = Revoker::new(
-        crate::connectors::upstream::Upstream::new(&network(config)?)?
-            .client()
-            .clone(),
+        vendor_client,
         config.oauth_clients.clone(),
         config.deletion.revocation_retry_seconds.clone(),
     );
@@ -138,6 +147,7 @@ async fn assemble(config: &Config) -> Result<App> {
         archive,
         webhooks,
         deletions,
+        refresher,
         store,
         registry,
         limiter,

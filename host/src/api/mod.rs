@@ -46,6 +46,7 @@ pub struct App {
     pub webhooks: Arc<Webhooks>,
     pub archive: Arc<crate::archive::Archive>,
     pub deletions: Arc<crate::deletion::Deletions>,
+    pub refresher: Arc<crate::oauth::Refresher>,
     /// Users whose requests are refused (a deletion in progress).
     pub blocked: RwLock<HashSet<String>>,
 }

@@ -55,6 +55,7 @@ pub async fn query(
     let question = validate_question(&body.query)?;
     let max_results = validate_max_results(body.max_results)?;
     let connectors = resolve_connectors(&app, &caller.user.id, body.connectors)?;
+    let connectors = refresh_tokens(&app, &caller.user.id, connectors).await;
     let claim = match key {
         Some(key) => Some(idempotency::claim(&app, &caller.user.id, key, &body_hash)?),
         None => None,
@@ -84,6 +85,19 @@ pub(super) fn validate_question(raw: &str) -> Result<&str, ApiError> {
         )));
     }
     Ok(question)
+}
+
+/// Renews access tokens near expiry, all connectors at once.
+async fn refresh_tokens(
+    app: &Arc<App>,
+    user_id: &str,
+    connectors: Vec<(String, Grant)>,
+) -> Vec<(String, Grant)> {
+    let renewals = connectors.into_iter().map(|(id, grant)| async move {
+        let grant = app.refresher.fresh(user_id, &id, grant).await;
+        (id, grant)
+    });
+    futures::future::join_all(renewals).await
 }
 
 /// Archives the answer before it is sent: what the user was told is what
