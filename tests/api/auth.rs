@@ -174,7 +174,7 @@ async fn me_names_the_user_their_connectors_and_the_token_expiry() {
 }
 
 #[tokio::test]
-async fn connectors_lists_the_five_connected_tools() {
+async fn connectors_lists_every_connected_tool() {
     let demo = Demo::start(&[]);
     for token in [demo.alice().to_string(), demo.bob().to_string()] {
         let reply = demo.get("/connectors", Some(&token)).await;

@@ -16,8 +16,24 @@ use serde_json::Value;
 
 use crate::contract;
 
-/// The connectors the demo connects for both users.
-pub const CONNECTORS: [&str; 5] = ["github", "jira", "linear", "notion", "slack"];
+/// The connectors the demo connects for both users (sorted by id).
+pub const CONNECTORS: [&str; 15] = [
+    "asana",
+    "confluence",
+    "github",
+    "gmail",
+    "google-drive",
+    "hubspot",
+    "intercom",
+    "jira",
+    "linear",
+    "microsoft-365",
+    "notion",
+    "salesforce",
+    "slack",
+    "trello",
+    "zendesk",
+];
 
 /// A demo user and the API token the demo issued for this start.
 #[derive(Debug, Clone)]
@@ -651,7 +667,7 @@ pub fn quarry_binary() -> PathBuf {
     binary
 }
 
-/// Where the plugin builder put the five connectors.
+/// Where the plugin builder put the demo's connectors.
 pub fn built_connectors() -> PathBuf {
     let dir = crate::repo_root().join("target/plugins");
     for id in CONNECTORS {

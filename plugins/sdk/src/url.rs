@@ -58,6 +58,52 @@ pub fn segment(text: &str) -> String {
     encode(text)
 }
 
+/// Decodes percent-encoding (and `+` as a space, as in query strings).
+pub fn decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let hex = |b: u8| (b as char).to_digit(16).map(|d| d as u8);
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'%' => {
+                match (
+                    bytes.get(i + 1).copied().and_then(hex),
+                    bytes.get(i + 2).copied().and_then(hex),
+                ) {
+                    (Some(hi), Some(lo)) => {
+                        out.push(hi * 16 + lo);
+                        i += 3;
+                    }
+                    _ => {
+                        out.push(b'%');
+                        i += 1;
+                    }
+                }
+            }
+            b'+' => {
+                out.push(b' ');
+                i += 1;
+            }
+            b => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The decoded value of the query parameter `name` of a URL (absolute or
+/// relative), such as the cursor in a vendor's `next` link.
+pub fn query_param(url: &str, name: &str) -> Option<String> {
+    let query = url.split_once('?')?.1.split('#').next()?;
+    query.split('&').find_map(|pair| {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        (decode(k) == name).then(|| decode(v))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -70,5 +116,14 @@ mod tests {
             .build();
         assert_eq!(url, "https://x.io/s?q=a%20b%26c%3D%22d%22&n=5");
         assert_eq!(segment("a/b"), "a%2Fb");
+    }
+
+    #[test]
+    fn decodes_and_reads_parameters() {
+        assert_eq!(decode("a%20b+c%3D%zz%"), "a b c=%zz%");
+        let next = "/rest/api/search?cql=x&limit=3&cursor=b2Zm%3D%3D";
+        assert_eq!(query_param(next, "cursor").as_deref(), Some("b2Zm=="));
+        assert_eq!(query_param(next, "page"), None);
+        assert_eq!(query_param("https://x.io/s", "q"), None);
     }
 }

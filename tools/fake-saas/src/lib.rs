@@ -1,5 +1,7 @@
 //! `fake-saas`: a local HTTPS server that plays the read APIs of SaaS vendors
-//! (GitHub, Slack, Notion, Linear, Jira) for Quarry's tests, benchmarks and demo.
+//! (GitHub, Slack, Notion, Linear, Jira, Confluence, Google Drive, Gmail, Zendesk,
+//! HubSpot, Salesforce, Microsoft 365, Asana, Trello, Intercom) for Quarry's tests,
+//! benchmarks and demo.
 //!
 //! # How it is reached
 //!
@@ -13,9 +15,12 @@
 //! # Tokens
 //!
 //! Every vendor API endpoint requires `Authorization: Bearer <token>`. Seeded access
-//! tokens are `fake-<vendor>-<user>` for the vendors `github`, `slack`, `notion`,
-//! `linear`, `jira` and the users `alice` and `bob` (e.g. `fake-github-alice`); they never
-//! expire. The OAuth endpoints and [`FakeSaas::issue_token`] mint more, with
+//! tokens are `fake-<vendor>-<user>` for the vendors of [`dataset::VENDORS`] (`github`,
+//! `slack`, `notion`, `linear`, `jira`, `confluence`, `google-drive`, `gmail`, `zendesk`,
+//! `hubspot`, `salesforce`, `microsoft-365`, `asana`, `trello`, `intercom`) and the users
+//! `alice` and `bob` (e.g. `fake-github-alice`); they never
+//! expire. Vendors that share an OAuth server (Jira and Confluence; Drive and Gmail) tell
+//! their codes and tokens apart by the scopes asked for. The OAuth endpoints and [`FakeSaas::issue_token`] mint more, with
 //! vendor-looking formats. Revoked, expired and unknown tokens get the vendor's 401
 //! shape (Slack: HTTP 200 with `ok:false`).
 //!
@@ -26,7 +31,10 @@
 //! `"quoted phrases"` match as phrases), ranked by the number of distinct terms matched,
 //! then by update time (newest first). Vendor sort parameters (`sort=updated&order=asc`, `ORDER BY updated ASC`,
 //! Notion's `sort`) only change the order *within* the same number of matched terms.
-//! Notion matches page titles only, like the real API.
+//! Notion matches page titles only, like the real API. Multi-word `fullText contains`
+//! clauses (Drive) need every word. Asana's task search needs every word of `text` and
+//! orders by its `sort_by` only (Asana has no relevance order); Intercom's `~` matches
+//! whole words.
 //!
 //! # Faults
 //!
@@ -51,8 +59,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-/// Every host name the fake serves, in one list. Hosts without an implementation answer
-/// 404 JSON (placeholders for later connectors).
+/// Every host name the fake serves, in one list (each plays its vendor).
 pub const HOSTS: &[&str] = &[
     // implemented
     "api.github.com",
@@ -63,7 +70,6 @@ pub const HOSTS: &[&str] = &[
     "linear.app",
     "api.atlassian.com",
     "auth.atlassian.com",
-    // later connectors (404 JSON for now)
     "www.googleapis.com",
     "gmail.googleapis.com",
     "oauth2.googleapis.com",
@@ -321,8 +327,8 @@ impl FakeSaas {
         *lock(&self.shared.latency) = latency;
     }
 
-    /// Mints a token pair for a vendor (`github`, `slack`, `notion`, `linear`, `jira`) and a
-    /// user, valid like the seeded tokens. `expires_in: None` never expires.
+    /// Mints a token pair for a vendor (one of [`dataset::VENDORS`]) and a user, valid
+    /// like the seeded tokens. `expires_in: None` never expires.
     ///
     /// # Panics
     /// On an unknown vendor name.

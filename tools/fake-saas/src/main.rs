@@ -17,7 +17,7 @@ use fake_saas::{FakeSaas, FakeSaasConfig};
 #[command(
     name = "fake-saas",
     version,
-    about = "A local HTTPS server that plays the SaaS vendors' read APIs (GitHub, Slack, Notion, Linear, Jira)"
+    about = "A local HTTPS server that plays the SaaS vendors' read APIs (GitHub, Slack, Notion, Linear, Jira, Confluence, Google Drive, Gmail, Zendesk, HubSpot, Salesforce, Microsoft 365, Asana, Trello, Intercom)"
 )]
 struct Args {
     /// Address to listen on (port 0 picks a free port).

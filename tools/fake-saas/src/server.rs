@@ -116,6 +116,13 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
     if req.path == "/_fake" || req.path.starts_with("/_fake/") {
         return control(&shared, &req);
     }
+    // `/_vendor/<host>/<path>`: a vendor addressed by path, for a browser
+    // that reaches the fake by its address (the demo's authorize pages).
+    if let Some(rest) = req.path.strip_prefix("/_vendor/") {
+        let (host, path) = rest.split_once('/').unwrap_or((rest, ""));
+        req.host = host.to_ascii_lowercase();
+        req.path = format!("/{path}");
+    }
     shared.record(RecordedRequest {
         method: req.method.to_string(),
         host: req.host.clone(),

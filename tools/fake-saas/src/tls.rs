@@ -35,7 +35,14 @@ pub(crate) fn generate(hosts: &[&str]) -> anyhow::Result<Certs> {
     let issuer = Issuer::new(ca, ca_key);
 
     let leaf_key = KeyPair::generate()?;
-    let mut leaf = CertificateParams::new(hosts.iter().map(|h| h.to_string()).collect::<Vec<_>>())?;
+    // And its loopback address: a browser reaches the vendors' authorize
+    // pages by it (`/_vendor/<host>/...`, see server.rs).
+    let names = hosts
+        .iter()
+        .map(|h| h.to_string())
+        .chain(["127.0.0.1".to_string()])
+        .collect::<Vec<_>>();
+    let mut leaf = CertificateParams::new(names)?;
     leaf.distinguished_name.push(
         DnType::CommonName,
         hosts.first().copied().unwrap_or("fake-saas"),

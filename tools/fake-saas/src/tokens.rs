@@ -17,15 +17,35 @@ pub(crate) enum Vendor {
     Notion,
     Linear,
     Jira,
+    Confluence,
+    GoogleDrive,
+    Gmail,
+    Zendesk,
+    Hubspot,
+    Salesforce,
+    Microsoft365,
+    Asana,
+    Trello,
+    Intercom,
 }
 
 impl Vendor {
-    pub(crate) const ALL: [Vendor; 5] = [
+    pub(crate) const ALL: [Vendor; 15] = [
         Vendor::Github,
         Vendor::Slack,
         Vendor::Notion,
         Vendor::Linear,
         Vendor::Jira,
+        Vendor::Confluence,
+        Vendor::GoogleDrive,
+        Vendor::Gmail,
+        Vendor::Zendesk,
+        Vendor::Hubspot,
+        Vendor::Salesforce,
+        Vendor::Microsoft365,
+        Vendor::Asana,
+        Vendor::Trello,
+        Vendor::Intercom,
     ];
 
     pub(crate) fn as_str(self) -> &'static str {
@@ -35,6 +55,16 @@ impl Vendor {
             Vendor::Notion => "notion",
             Vendor::Linear => "linear",
             Vendor::Jira => "jira",
+            Vendor::Confluence => "confluence",
+            Vendor::GoogleDrive => "google-drive",
+            Vendor::Gmail => "gmail",
+            Vendor::Zendesk => "zendesk",
+            Vendor::Hubspot => "hubspot",
+            Vendor::Salesforce => "salesforce",
+            Vendor::Microsoft365 => "microsoft-365",
+            Vendor::Asana => "asana",
+            Vendor::Trello => "trello",
+            Vendor::Intercom => "intercom",
         }
     }
 
@@ -52,6 +82,18 @@ impl Vendor {
             Vendor::Notion => 3600,
             Vendor::Linear => 86399,
             Vendor::Jira => 3600,
+            Vendor::Confluence => 3600,
+            Vendor::GoogleDrive | Vendor::Gmail => 3599,
+            Vendor::Zendesk => 7200,
+            Vendor::Hubspot => 1800,
+            // Salesforce: the org's session timeout (2 hours here).
+            Vendor::Salesforce => 7200,
+            Vendor::Microsoft365 => 3599,
+            Vendor::Asana => 3600,
+            // Trello's legacy tokens: the expiration asked for (30 days here).
+            Vendor::Trello => 2_592_000,
+            // Intercom's tokens do not expire; ten years stands for that.
+            Vendor::Intercom => 315_360_000,
         })
     }
 
@@ -62,6 +104,22 @@ impl Vendor {
             Vendor::Notion => "",
             Vendor::Linear => "read",
             Vendor::Jira => "read:jira-work offline_access",
+            Vendor::Confluence => {
+                "search:confluence read:confluence-content.summary read:confluence-content.all offline_access"
+            }
+            Vendor::GoogleDrive => "https://www.googleapis.com/auth/drive.readonly",
+            Vendor::Gmail => "https://www.googleapis.com/auth/gmail.readonly",
+            Vendor::Zendesk => "tickets:read",
+            Vendor::Hubspot => {
+                "oauth crm.objects.contacts.read crm.objects.companies.read crm.objects.deals.read crm.objects.tickets.read"
+            }
+            Vendor::Salesforce => "api refresh_token",
+            Vendor::Microsoft365 => {
+                "Files.Read.All Sites.Read.All Mail.Read User.Read offline_access"
+            }
+            Vendor::Asana => "tasks:read projects:read users:read workspaces.typeahead:read",
+            Vendor::Trello => "read",
+            Vendor::Intercom => "",
         }
     }
 }
@@ -200,7 +258,7 @@ impl Tokens {
                 format!("lin_oauth_{}", self.hex(64)),
                 format!("lin_refresh_{}", self.hex(64)),
             ),
-            Vendor::Jira => {
+            Vendor::Jira | Vendor::Confluence => {
                 let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
                 let payload = b64.encode(
                     serde_json::json!({"sub": user, "aud": "api.atlassian.com", "jti": self.hex(16)})
@@ -212,6 +270,82 @@ impl Tokens {
                         self.alnum(43)
                     ),
                     format!("eyJraWQiOiJyZWZyZXNoIn0.{}", self.alnum(64)),
+                )
+            }
+            Vendor::GoogleDrive | Vendor::Gmail => (
+                format!(
+                    "ya29.a0{}",
+                    self.random(
+                        150,
+                        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+                    )
+                ),
+                format!(
+                    "1//0{}",
+                    self.random(
+                        100,
+                        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+                    )
+                ),
+            ),
+            Vendor::Zendesk => (self.hex(64), self.hex(64)),
+            Vendor::Hubspot => (
+                format!(
+                    "CJ{}",
+                    self.random(
+                        180,
+                        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+                    )
+                ),
+                format!(
+                    "na1-{}-{}-{}-{}-{}",
+                    self.hex(4),
+                    self.hex(4),
+                    self.hex(4),
+                    self.hex(4),
+                    self.hex(12)
+                ),
+            ),
+            Vendor::Salesforce => (
+                format!(
+                    "{}!AQ0AQ{}",
+                    crate::dataset::SALESFORCE_ORG_ID,
+                    self.random(
+                        90,
+                        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._"
+                    )
+                ),
+                format!("5Aep861{}", self.alnum(80)),
+            ),
+            Vendor::Microsoft365 => {
+                let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+                let payload = b64.encode(
+                    serde_json::json!({"aud": "00000003-0000-0000-c000-000000000000", "upn": user, "scp": "Files.Read.All Sites.Read.All Mail.Read", "jti": self.hex(16)})
+                        .to_string(),
+                );
+                (
+                    format!(
+                        "eyJ0eXAiOiJKV1QiLCJhbGciOiJSUzI1NiJ9.{payload}.{}",
+                        self.alnum(86)
+                    ),
+                    format!("1.AXEA{}", self.alnum(120)),
+                )
+            }
+            Vendor::Asana => (
+                format!(
+                    "2/120{}/120{}:{}",
+                    self.random(13, b"0123456789"),
+                    self.random(13, b"0123456789"),
+                    self.hex(32)
+                ),
+                format!("2/120{}:{}", self.random(13, b"0123456789"), self.hex(32)),
+            ),
+            Vendor::Trello => (format!("ATTA{}", self.hex(72)), self.hex(64)),
+            Vendor::Intercom => {
+                let b64 = base64::engine::general_purpose::STANDARD;
+                (
+                    b64.encode(format!("tok:{}:{}", self.hex(8), self.hex(32))),
+                    b64.encode(format!("rt:{}", self.hex(32))),
                 )
             }
         }
@@ -348,6 +482,12 @@ impl Tokens {
         let c = self.hex(20);
         self.codes.insert(c.clone(), code);
         c
+    }
+
+    /// The vendor an authorization code was issued for (vendors that share
+    /// an OAuth server, such as Jira and Confluence, tell theirs apart so).
+    pub(crate) fn code_vendor(&self, code: &str) -> Option<Vendor> {
+        self.codes.get(code).map(|c| c.vendor)
     }
 
     /// Takes (consumes) an authorization code.

@@ -6,11 +6,33 @@
 //! `acme/infra`, `acme/mobile-app`) with an issue and a pull request that mention the
 //! ticket, and often written up in Notion. Records reference each other by key and URL.
 //!
+//! The later tools are derived from the same stories (see `derived.rs`): Confluence
+//! postmortems, notes and copies of the Notion write-ups; Google Drive PRDs, drafts and
+//! incident timelines; the support mailbox in Gmail; Zendesk tickets from customers
+//! (`customers.rs` holds what they said); HubSpot companies, contacts, deals and tickets.
+//! Then Salesforce accounts and cases for the business customers the bugs and incidents
+//! hit; Microsoft 365 post-mortems, plan reviews, the incident register and leadership
+//! mails; Asana launch tasks; Trello cards on the marketing and ops boards; Intercom
+//! conversations with the customers about the bugs.
+//!
 //! Everything is deterministic: the same records, ids, timestamps and URLs on every run.
 //! The functions below return the records per vendor, each with its citation URL.
 
+mod confluence;
+mod customers;
+mod derived;
+mod drive;
+mod gmail;
+mod hubspot;
 mod people;
 mod stories;
+mod zendesk;
+// Salesforce, Microsoft 365, Asana, Trello, Intercom.
+mod asana;
+mod intercom;
+mod microsoft;
+mod salesforce;
+mod trello;
 
 use std::sync::OnceLock;
 
@@ -21,7 +43,37 @@ use crate::time;
 use people::{CHANNELS, PEOPLE};
 use stories::{B, CHATTER, Kind, STORIES, Story};
 
+pub use asana::{ASANA_WORKSPACE_GID, AsanaTask, asana_tasks, user_gid as asana_user_gid};
+pub(crate) use asana::{asana_docs, asana_name_docs, gid as asana_gid};
+pub(crate) use confluence::confluence_docs;
+pub use confluence::{CONFLUENCE_BASE, ConfluencePage, confluence_pages};
+pub(crate) use drive::drive_docs;
+pub use drive::{DriveFile, MIME_DOC, MIME_PDF, MIME_SHEET, drive_files};
+pub(crate) use gmail::gmail_docs;
+pub use gmail::{GMAIL_ADDRESS, GmailMessage, gmail_messages};
+pub(crate) use hubspot::hubspot_docs;
+pub use hubspot::{HUBSPOT_PORTAL_ID, HubspotObject, hubspot_objects};
+pub(crate) use intercom::intercom_docs;
+pub use intercom::{
+    INTERCOM_ADMIN_ID, INTERCOM_APP_ID, IntercomConversation, IntercomPart, intercom_conversations,
+};
+pub(crate) use microsoft::m365_docs;
+pub use microsoft::{
+    ENTITY_TYPES as M365_ENTITY_TYPES, LEADERSHIP_LIST, M365Item, SHAREPOINT_HOST, SHAREPOINT_SITE,
+    m365_items,
+};
+pub(crate) use salesforce::salesforce_docs;
+pub use salesforce::{
+    SALESFORCE_INSTANCE, SALESFORCE_ORG_ID, SalesforceRecord, salesforce_records, salesforce_time,
+};
 pub use stories_public::*;
+pub(crate) use trello::trello_docs;
+pub use trello::{
+    TRELLO_BOARDS, TrelloCard, board_id as trello_board_id, list_id as trello_list_id,
+    member_id as trello_member_id, trello_cards,
+};
+pub use zendesk::{ZENDESK_SUBDOMAIN, ZendeskTicket, zendesk_tickets};
+pub(crate) use zendesk::{organization_name as zendesk_organization_name, zendesk_docs};
 
 /// The Jira Cloud site.
 pub const JIRA_SITE: &str = "https://acme.atlassian.net";
@@ -44,7 +96,23 @@ pub const NOTION_WORKSPACE_ID: &str = "3f1b6a52-8d0e-4c7a-9b15-e2d4c6a8f901";
 /// The users that can sign in to every vendor (both see the same company data).
 pub const USERS: &[&str] = &["alice", "bob"];
 /// The vendors with a data API, as used in token names (`fake-<vendor>-<user>`).
-pub const VENDORS: &[&str] = &["github", "slack", "notion", "linear", "jira"];
+pub const VENDORS: &[&str] = &[
+    "github",
+    "slack",
+    "notion",
+    "linear",
+    "jira",
+    "confluence",
+    "google-drive",
+    "gmail",
+    "zendesk",
+    "hubspot",
+    "salesforce",
+    "microsoft-365",
+    "asana",
+    "trello",
+    "intercom",
+];
 /// No record is later than this.
 pub const DATASET_END: &str = "2026-11-21T00:00:00Z";
 
@@ -1133,6 +1201,73 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn later_tools_are_derived_from_the_stories() {
+        let slugs: HashSet<&str> = stories().iter().map(|s| s.slug.as_str()).collect();
+        let end = parse_date(DATASET_END);
+        let start = parse_date("2025-01-01");
+        let mut urls: HashSet<String> = HashSet::new();
+        let mut check = |url: &str, created: i64, updated: i64, story: Option<&str>| {
+            assert!(urls.insert(url.to_string()), "duplicate {url}");
+            assert!(created <= updated, "{url}");
+            assert!(created >= start && updated < end, "{url}");
+            if let Some(s) = story {
+                assert!(slugs.contains(s), "{url}: {s}");
+            }
+        };
+        for p in confluence_pages() {
+            check(&p.url, p.created_unix, p.updated_unix, Some(&p.story));
+        }
+        for f in drive_files() {
+            check(
+                &f.web_view_link,
+                f.created_unix,
+                f.modified_unix,
+                Some(&f.story),
+            );
+        }
+        for m in gmail_messages() {
+            check(&m.url, m.unix, m.unix, Some(&m.story));
+        }
+        for t in zendesk_tickets() {
+            check(&t.url, t.created_unix, t.updated_unix, Some(&t.story));
+        }
+        for o in hubspot_objects() {
+            check(&o.url, o.created_unix, o.updated_unix, o.story.as_deref());
+        }
+        let counts = [
+            confluence_pages().len(),
+            drive_files().len(),
+            gmail_messages().len(),
+            zendesk_tickets().len(),
+            hubspot_objects().len(),
+        ];
+        assert!(counts.iter().all(|c| *c >= 25), "{counts:?}");
+        // Cross-references: the double charge is in every later tool, with its Jira key.
+        let key = stories()
+            .iter()
+            .find(|s| s.slug == "invoice-retry-double-charge")
+            .and_then(|s| s.jira_key.clone())
+            .unwrap();
+        assert!(
+            confluence_pages()
+                .iter()
+                .any(|p| p.body_text.contains(&key))
+        );
+        assert!(
+            zendesk_tickets()
+                .iter()
+                .any(|t| t.description.contains(&key))
+        );
+        assert!(gmail_messages().iter().any(|m| m.snippet().contains(&key)));
+        assert!(
+            hubspot_objects()
+                .iter()
+                .any(|o| o.property("content").is_some_and(|c| c.contains(&key)))
+        );
+        assert!(drive_files().iter().any(|f| f.trashed));
     }
 
     #[test]

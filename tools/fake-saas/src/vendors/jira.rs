@@ -1,5 +1,6 @@
 //! Jira Cloud through api.atlassian.com (accessible-resources, `search/jql`, issue) and
-//! Atlassian OAuth on auth.atlassian.com (authorize, token, and a fake `oauth/revoke`).
+//! Atlassian OAuth on auth.atlassian.com (authorize, token, and a fake `oauth/revoke`),
+//! both shared with Confluence (see `confluence.rs`).
 
 use axum::http::Method;
 use axum::response::Response;
@@ -65,12 +66,23 @@ pub(crate) fn error(status: u16, retry_after: Option<u32>) -> Response {
 pub(crate) fn handle(shared: &Shared, req: &Req) -> Response {
     let path = req.path.trim_end_matches('/');
     if req.host == "auth.atlassian.com" {
+        // Jira and Confluence share Atlassian's OAuth server: the scopes asked for, the
+        // code or the token presented say which product a request is about.
         return match (&req.method, path) {
-            (&Method::GET, "/authorize") => oauth::authorize(shared, Vendor::Jira, req),
-            (&Method::POST, "/oauth/token") => oauth::token(shared, Vendor::Jira, req),
+            (&Method::GET, "/authorize") => {
+                let vendor = match req.param("scope") {
+                    Some(s) if s.contains("confluence") => Vendor::Confluence,
+                    _ => Vendor::Jira,
+                };
+                oauth::authorize(shared, vendor, req)
+            }
+            (&Method::POST, "/oauth/token") => {
+                oauth::token(shared, atlassian_vendor(shared, req), req)
+            }
             (&Method::POST, "/oauth/revoke") => match oauth::token_to_revoke(req, "token") {
                 Some(t) => {
-                    shared.tokens().revoke(Vendor::Jira, &t);
+                    let vendor = shared.tokens().info(&t).map_or(Vendor::Jira, |i| i.vendor);
+                    shared.tokens().revoke(vendor, &t);
                     http::empty(200)
                 }
                 None => http::json(
@@ -85,22 +97,34 @@ pub(crate) fn handle(shared: &Shared, req: &Req) -> Response {
         };
     }
     // api.atlassian.com
-    let user = match auth(shared, Vendor::Jira, req) {
-        Auth::Ok(u) => u,
-        _ => return unauthorized(),
-    };
     if path == "/oauth/token/accessible-resources" && req.method == Method::GET {
+        // The same site for Jira and Confluence tokens, with the token's scopes.
+        let scopes = if matches!(auth(shared, Vendor::Jira, req), Auth::Ok(_)) {
+            json!(["read:jira-work"])
+        } else if matches!(auth(shared, Vendor::Confluence, req), Auth::Ok(_)) {
+            json!([
+                "search:confluence",
+                "read:confluence-content.summary",
+                "read:confluence-content.all"
+            ])
+        } else {
+            return unauthorized();
+        };
         return http::json(
             200,
             &json!([{
                 "id": dataset::JIRA_CLOUD_ID,
                 "url": dataset::JIRA_SITE,
                 "name": "acme",
-                "scopes": ["read:jira-work"],
+                "scopes": scopes,
                 "avatarUrl": "https://site-admin-avatar-cdn.prod.public.atl-paas.net/avatars/240/rocket.png",
             }]),
         );
     }
+    let user = match auth(shared, Vendor::Jira, req) {
+        Auth::Ok(u) => u,
+        _ => return unauthorized(),
+    };
     let segs: Vec<&str> = path.trim_start_matches('/').split('/').collect();
     let ["ex", "jira", cloud, rest @ ..] = segs.as_slice() else {
         return http::json(404, &json!({"code": 404, "message": "Not Found"}));
@@ -153,6 +177,21 @@ pub(crate) fn handle(shared: &Shared, req: &Req) -> Response {
         ),
         _ => errors(404, &["Not Found"]),
     }
+}
+
+/// Jira or Confluence: the vendor of the code or refresh token a token request presents.
+fn atlassian_vendor(shared: &Shared, req: &Req) -> Vendor {
+    let tokens = shared.tokens();
+    let from_code = req
+        .body_or_query("code")
+        .and_then(|c| tokens.code_vendor(&c));
+    let from_refresh = req
+        .body_or_query("refresh_token")
+        .and_then(|t| tokens.info(&t).map(|i| i.vendor));
+    from_code
+        .or(from_refresh)
+        .filter(|v| *v == Vendor::Confluence)
+        .unwrap_or(Vendor::Jira)
 }
 
 fn api_base() -> String {

@@ -1,11 +1,23 @@
 //! Vendor dispatch and shared helpers.
 
+pub(crate) mod confluence;
+pub(crate) mod drive;
 pub(crate) mod github;
+pub(crate) mod gmail;
+pub(crate) mod google;
+pub(crate) mod hubspot;
 pub(crate) mod jira;
 pub(crate) mod linear;
 pub(crate) mod notion;
 pub(crate) mod oauth;
 pub(crate) mod slack;
+pub(crate) mod zendesk;
+// Salesforce, Microsoft 365, Asana, Trello, Intercom.
+pub(crate) mod asana;
+pub(crate) mod intercom;
+pub(crate) mod microsoft;
+pub(crate) mod salesforce;
+pub(crate) mod trello;
 
 use axum::response::Response;
 use serde_json::json;
@@ -23,17 +35,59 @@ pub(crate) fn vendor_of(host: &str) -> Option<Vendor> {
         "api.notion.com" => Some(Vendor::Notion),
         "api.linear.app" | "linear.app" => Some(Vendor::Linear),
         "api.atlassian.com" | "auth.atlassian.com" => Some(Vendor::Jira),
+        "www.googleapis.com" | "accounts.google.com" | "oauth2.googleapis.com" => {
+            Some(Vendor::GoogleDrive)
+        }
+        "gmail.googleapis.com" => Some(Vendor::Gmail),
+        "acme.zendesk.com" => Some(Vendor::Zendesk),
+        "api.hubapi.com" | "app.hubspot.com" => Some(Vendor::Hubspot),
+        "acme.my.salesforce.com" | "login.salesforce.com" => Some(Vendor::Salesforce),
+        "graph.microsoft.com" | "login.microsoftonline.com" => Some(Vendor::Microsoft365),
+        "app.asana.com" => Some(Vendor::Asana),
+        "api.trello.com" | "trello.com" => Some(Vendor::Trello),
+        "api.intercom.io" | "app.intercom.com" => Some(Vendor::Intercom),
         _ => None,
     }
 }
 
+/// [`vendor_of`], refined by path where vendors share a host: Confluence's API is on
+/// api.atlassian.com beside Jira's.
+pub(crate) fn vendor_of_request(req: &Req) -> Option<Vendor> {
+    match vendor_of(&req.host)? {
+        Vendor::Jira
+            if req.host == "api.atlassian.com" && req.path.starts_with("/ex/confluence/") =>
+        {
+            Some(Vendor::Confluence)
+        }
+        v => Some(v),
+    }
+}
+
+/// Google's OAuth hosts, shared by Drive and Gmail.
+fn is_google_oauth(host: &str) -> bool {
+    matches!(host, "accounts.google.com" | "oauth2.googleapis.com")
+}
+
 pub(crate) fn dispatch(shared: &Shared, req: &Req) -> Response {
-    match vendor_of(&req.host) {
+    match vendor_of_request(req) {
+        Some(Vendor::GoogleDrive | Vendor::Gmail) if is_google_oauth(&req.host) => {
+            google::handle(shared, req)
+        }
+        Some(Vendor::Confluence) => confluence::handle(shared, req),
+        Some(Vendor::GoogleDrive) => drive::handle(shared, req),
+        Some(Vendor::Gmail) => gmail::handle(shared, req),
+        Some(Vendor::Zendesk) => zendesk::handle(shared, req),
+        Some(Vendor::Hubspot) => hubspot::handle(shared, req),
         Some(Vendor::Github) => github::handle(shared, req),
         Some(Vendor::Slack) => slack::handle(shared, req),
         Some(Vendor::Notion) => notion::handle(shared, req),
         Some(Vendor::Linear) => linear::handle(shared, req),
         Some(Vendor::Jira) => jira::handle(shared, req),
+        Some(Vendor::Salesforce) => salesforce::handle(shared, req),
+        Some(Vendor::Microsoft365) => microsoft::handle(shared, req),
+        Some(Vendor::Asana) => asana::handle(shared, req),
+        Some(Vendor::Trello) => trello::handle(shared, req),
+        Some(Vendor::Intercom) => intercom::handle(shared, req),
         None => {
             let known = crate::HOSTS.contains(&req.host.as_str());
             http::json(
@@ -55,12 +109,21 @@ pub(crate) fn dispatch(shared: &Shared, req: &Req) -> Response {
 
 /// The vendor's error response for a status (used by faults).
 pub(crate) fn error_response(req: &Req, status: u16, retry_after: Option<u32>) -> Response {
-    let mut r = match vendor_of(&req.host) {
+    let mut r = match vendor_of_request(req) {
         Some(Vendor::Github) => github::error(status, retry_after),
         Some(Vendor::Slack) => slack::error(status),
         Some(Vendor::Notion) => notion::error(status),
         Some(Vendor::Linear) => linear::error(status, retry_after),
         Some(Vendor::Jira) => jira::error(status, retry_after),
+        Some(Vendor::Confluence) => confluence::error(status, retry_after),
+        Some(Vendor::GoogleDrive | Vendor::Gmail) => google::error(status),
+        Some(Vendor::Zendesk) => zendesk::error(status),
+        Some(Vendor::Hubspot) => hubspot::error(status),
+        Some(Vendor::Salesforce) => salesforce::error(status),
+        Some(Vendor::Microsoft365) => microsoft::error(status),
+        Some(Vendor::Asana) => asana::error(status),
+        Some(Vendor::Trello) => trello::error(status),
+        Some(Vendor::Intercom) => intercom::error(status),
         None => http::json(
             status,
             &json!({"error": http::status(status).canonical_reason().unwrap_or("error")}),

@@ -297,7 +297,7 @@ fn success(vendor: Vendor, req: &Req, pair: &TokenPair, user: &str, refreshed: b
                 "refresh_token": pair.refresh_token,
             }),
         ),
-        Vendor::Jira => http::json(
+        Vendor::Jira | Vendor::Confluence => http::json(
             200,
             &json!({
                 "access_token": pair.access_token,
@@ -305,6 +305,107 @@ fn success(vendor: Vendor, req: &Req, pair: &TokenPair, user: &str, refreshed: b
                 "token_type": "Bearer",
                 "refresh_token": pair.refresh_token,
                 "scope": pair.scope,
+            }),
+        ),
+        // Google returns the refresh token on the code exchange; the fake
+        // rotates refresh tokens, so it returns the new one on refresh too.
+        Vendor::GoogleDrive | Vendor::Gmail => http::json(
+            200,
+            &json!({
+                "access_token": pair.access_token,
+                "expires_in": expires,
+                "refresh_token": pair.refresh_token,
+                "refresh_token_expires_in": 15_552_000,
+                "scope": pair.scope,
+                "token_type": "Bearer",
+            }),
+        ),
+        Vendor::Zendesk => http::json(
+            200,
+            &json!({
+                "access_token": pair.access_token,
+                "token_type": "bearer",
+                "scope": pair.scope.replace(' ', ","),
+                "refresh_token": pair.refresh_token,
+                "expires_in": expires,
+                "refresh_token_expires_in": 2_592_000,
+            }),
+        ),
+        Vendor::Hubspot => http::json(
+            200,
+            &json!({
+                "token_type": "bearer",
+                "refresh_token": pair.refresh_token,
+                "access_token": pair.access_token,
+                "expires_in": expires,
+            }),
+        ),
+        // Salesforce says where the org lives, and no lifetime (the org's
+        // session timeout applies); a refresh returns no new refresh token.
+        Vendor::Salesforce => {
+            let mut body = json!({
+                "access_token": pair.access_token,
+                "signature": http::request_id(),
+                "scope": pair.scope,
+                "instance_url": crate::dataset::SALESFORCE_INSTANCE,
+                "id": format!(
+                    "https://login.salesforce.com/id/{}/005{}",
+                    crate::dataset::SALESFORCE_ORG_ID,
+                    &crate::dataset::uuid(user).replace('-', "")[..15]
+                ),
+                "token_type": "Bearer",
+                "issued_at": (crate::time::now_unix() * 1000).to_string(),
+            });
+            if !refreshed {
+                body["refresh_token"] = json!(pair.refresh_token);
+            }
+            http::json(200, &body)
+        }
+        Vendor::Microsoft365 => http::json(
+            200,
+            &json!({
+                "token_type": "Bearer",
+                "scope": pair.scope,
+                "expires_in": expires,
+                "ext_expires_in": expires,
+                "access_token": pair.access_token,
+                "refresh_token": pair.refresh_token,
+            }),
+        ),
+        Vendor::Asana => {
+            let person = crate::dataset::people()
+                .iter()
+                .find(|p| p.slack_username == user);
+            let gid = person.map_or_else(
+                || crate::dataset::asana_gid(&format!("user:{user}")),
+                crate::dataset::asana_user_gid,
+            );
+            let mut body = json!({
+                "access_token": pair.access_token,
+                "token_type": "bearer",
+                "expires_in": expires,
+                "data": {
+                    "id": gid,
+                    "gid": gid,
+                    "name": person.map_or(user, |p| p.name.as_str()),
+                    "email": person.map_or_else(|| format!("{user}@acme-shop.example"), |p| p.email.clone()),
+                },
+            });
+            if !refreshed {
+                body["refresh_token"] = json!(pair.refresh_token);
+            }
+            http::json(200, &body)
+        }
+        // Trello's legacy flow hands the token to the browser; this answer
+        // only serves tokens minted by the fake's own helpers.
+        Vendor::Trello => http::json(200, &json!({ "token": pair.access_token })),
+        // Intercom's tokens do not expire and have no refresh token.
+        Vendor::Intercom => http::json(
+            200,
+            &json!({
+                "token_type": "Bearer",
+                "token": pair.access_token,
+                "access_token": pair.access_token,
             }),
         ),
     }
@@ -364,7 +465,17 @@ fn failure(vendor: Vendor, req: &Req, e: TokenError) -> Response {
             };
             http::json(200, &json!({"ok": false, "error": code, "detail": desc}))
         }
-        Vendor::Notion | Vendor::Linear => {
+        Vendor::Notion
+        | Vendor::Linear
+        | Vendor::GoogleDrive
+        | Vendor::Gmail
+        | Vendor::Zendesk
+        | Vendor::Hubspot
+        | Vendor::Salesforce
+        | Vendor::Microsoft365
+        | Vendor::Asana
+        | Vendor::Trello
+        | Vendor::Intercom => {
             let status = if matches!(e, TokenError::InvalidClient(_)) {
                 401
             } else {
@@ -372,7 +483,7 @@ fn failure(vendor: Vendor, req: &Req, e: TokenError) -> Response {
             };
             http::json(status, &json!({"error": code, "error_description": desc}))
         }
-        Vendor::Jira => {
+        Vendor::Jira | Vendor::Confluence => {
             let status = match e {
                 TokenError::InvalidGrant(_) => 403,
                 TokenError::InvalidClient(_) => 401,

@@ -1,0 +1,299 @@
+//! Intercom: conversations, through `POST /conversations/search`, then the
+//! conversation itself (`GET /conversations/{id}`) for the best ones, so that
+//! the replies and notes (where the support team names the ticket and the
+//! fix) are part of the text.
+//!
+//! The question becomes an `OR` of `~` (contains) filters on the first
+//! message (`source.body`) and the `title`, one per word (Intercom allows 15
+//! filters in a group), `AND`ed with `updated_at` bounds (Unix seconds,
+//! strict `>`/`<`). Pages follow `pages.next.starting_after`. Citations are
+//! the inbox's conversation pages; the workspace id in them comes from the
+//! `workspace_id` setting, else from `GET /me`.
+
+use quarry_connector_sdk::page::Page;
+use quarry_connector_sdk::prelude::*;
+use quarry_connector_sdk::text::{html_to_text, join_non_empty, truncate};
+use quarry_connector_sdk::time::{from_unix, to_unix};
+
+const API: &str = "https://api.intercom.io";
+const VERSION: &str = "2.13";
+const MAX_PAGES: usize = 3;
+/// Conversations read in full (one fetch each).
+const MAX_BODIES: usize = 8;
+/// Words searched: two filters each, at most 15 filters in a group.
+const MAX_WORDS: usize = 7;
+
+struct Intercom;
+
+impl Connector for Intercom {
+    fn search(request: SearchRequest) -> Result<Vec<Document>, SearchError> {
+        let app = match request
+            .setting("workspace_id")
+            .filter(|w| !w.trim().is_empty())
+        {
+            Some(w) => workspace(w)?,
+            None => workspace_of_token()?,
+        };
+        let query = search_query(&request);
+        let want = request.max_results.clamp(1, 150) as usize;
+        let conversations = collect_pages(want, MAX_PAGES, |cursor: Option<String>| {
+            let mut pagination = json!({ "per_page": want });
+            if let Some(c) = cursor {
+                pagination["starting_after"] = json!(c);
+            }
+            let body = json!({
+                "query": query,
+                "pagination": pagination,
+                "sort": { "field": "updated_at", "order": "descending" },
+            });
+            let response: Value =
+                intercom(Request::post(format!("{API}/conversations/search")).json(&body))?
+                    .json()?;
+            if response.get("conversations").is_none() {
+                return Err(SearchError::InvalidResponse(
+                    "the search response has no conversations".into(),
+                ));
+            }
+            Ok(Page {
+                items: response.array_at("/conversations").to_vec(),
+                next: response
+                    .str_at("/pages/next/starting_after")
+                    .map(String::from),
+            })
+        })?;
+        let mut documents: Vec<Document> = Vec::new();
+        for (i, conversation) in conversations.iter().enumerate() {
+            let Some(id) = conversation.str_at("/id") else {
+                continue;
+            };
+            if documents.iter().any(|d| d.id == id)
+                || !request.in_time_range(unix_time(conversation, "/updated_at").as_deref())
+            {
+                continue;
+            }
+            // The best ones in full: their parts hold the support team's answers.
+            let full = if i < MAX_BODIES {
+                let url = format!(
+                    "{API}/conversations/{}",
+                    quarry_connector_sdk::url::segment(id)
+                );
+                Some(intercom(Request::get(url))?.json::<Value>()?)
+            } else {
+                None
+            };
+            if let Some(doc) = to_document(full.as_ref().unwrap_or(conversation), &app) {
+                documents.push(doc);
+            }
+        }
+        Ok(documents)
+    }
+}
+
+fn intercom(request: Request) -> Result<Response, SearchError> {
+    check(request.header("intercom-version", VERSION).send()?)
+}
+
+/// Intercom's errors are `{"type": "error.list", "errors": [{"code", "message"}]}`.
+fn check(response: Response) -> Result<Response, SearchError> {
+    if response.status < 400 {
+        return Ok(response);
+    }
+    let body: Value = response.json().unwrap_or(Value::Null);
+    let message = match (
+        body.str_at("/errors/0/code"),
+        body.str_at("/errors/0/message"),
+    ) {
+        (Some(code), Some(message)) => format!("{code}: {message}"),
+        _ => response.error_message(),
+    };
+    match response.status {
+        401 => Err(SearchError::Unauthorized(message)),
+        429 => Err(SearchError::RateLimited(response.retry_after())),
+        500..=599 => Err(SearchError::Upstream(format!(
+            "HTTP {}: {message}",
+            response.status
+        ))),
+        status => Err(SearchError::InvalidRequest(format!(
+            "HTTP {status}: {message}"
+        ))),
+    }
+}
+
+/// A workspace (app) id: letters and digits.
+fn workspace(setting: &str) -> Result<String, SearchError> {
+    let s = setting.trim();
+    if !s.is_empty() && s.len() <= 32 && s.bytes().all(|b| b.is_ascii_alphanumeric()) {
+        Ok(s.to_string())
+    } else {
+        Err(SearchError::InvalidRequest(format!(
+            "the workspace_id setting {setting:?} is not an Intercom workspace id"
+        )))
+    }
+}
+
+/// The workspace the token belongs to.
+fn workspace_of_token() -> Result<String, SearchError> {
+    let me: Value = intercom(Request::get(format!("{API}/me")))?.json()?;
+    me.str_at("/app/id_code")
+        .map(String::from)
+        .ok_or_else(|| SearchError::InvalidResponse("/me has no app.id_code".into()))
+}
+
+/// The words to look for: phrases first, then terms, at most [`MAX_WORDS`].
+fn words(request: &SearchRequest) -> Vec<String> {
+    let mut words: Vec<String> = request
+        .phrases
+        .iter()
+        .map(|p| p.replace('"', "").trim().to_string())
+        .filter(|p| !p.is_empty())
+        .collect();
+    for t in &request.terms {
+        if !words.iter().any(|w| w.contains(t.as_str())) {
+            words.push(t.clone());
+        }
+    }
+    if words.is_empty() {
+        words.extend(request.query.split_whitespace().map(String::from));
+    }
+    words.truncate(MAX_WORDS);
+    words
+}
+
+fn search_query(request: &SearchRequest) -> Value {
+    let mut filters = Vec::new();
+    let words = words(request);
+    if !words.is_empty() {
+        let any: Vec<Value> = words
+            .iter()
+            .flat_map(|w| {
+                [
+                    json!({"field": "source.body", "operator": "~", "value": w}),
+                    json!({"field": "title", "operator": "~", "value": w}),
+                ]
+            })
+            .collect();
+        filters.push(json!({"operator": "OR", "value": any}));
+    }
+    if let Some(since) = request.since.as_deref().and_then(to_unix) {
+        filters.push(json!({"field": "updated_at", "operator": ">", "value": since - 1}));
+    }
+    if let Some(until) = request.until.as_deref().and_then(to_unix) {
+        filters.push(json!({"field": "updated_at", "operator": "<", "value": until + 1}));
+    }
+    if filters.is_empty() {
+        filters.push(json!({"field": "updated_at", "operator": ">", "value": 0}));
+    }
+    json!({"operator": "AND", "value": filters})
+}
+
+fn unix_time(v: &Value, pointer: &str) -> Option<String> {
+    v.pointer(pointer)?.as_i64().map(from_unix)
+}
+
+/// The first message and the replies and notes, one a line, with authors.
+fn content(conversation: &Value) -> String {
+    let first = html_to_text(conversation.str_at("/source/body").unwrap_or_default());
+    let mut lines = vec![match conversation.str_at("/source/author/name") {
+        Some(name) if !first.is_empty() => format!("{name}: {first}"),
+        _ => first,
+    }];
+    for part in conversation.array_at("/conversation_parts/conversation_parts") {
+        let text = html_to_text(part.str_at("/body").unwrap_or_default());
+        if text.is_empty() {
+            continue;
+        }
+        let who = part.str_at("/author/name").unwrap_or("?");
+        let note = if part.str_at("/part_type") == Some("note") {
+            " (internal note)"
+        } else {
+            ""
+        };
+        lines.push(format!("{who}{note}: {text}"));
+    }
+    join_non_empty(lines.iter().map(String::as_str), "\n")
+}
+
+fn to_document(conversation: &Value, app: &str) -> Option<Document> {
+    let id = conversation.str_at("/id")?;
+    let first = html_to_text(conversation.str_at("/source/body").unwrap_or_default());
+    let title = conversation
+        .str_at("/title")
+        .filter(|t| !t.is_empty())
+        .or_else(|| {
+            conversation
+                .str_at("/source/subject")
+                .filter(|s| !s.is_empty())
+        })
+        .map(String::from)
+        .unwrap_or_else(|| truncate(first.lines().next().unwrap_or_default(), 80).to_string());
+    let tags: Vec<&str> = conversation
+        .array_at("/tags/tags")
+        .iter()
+        .filter_map(|t| t.str_at("/name"))
+        .collect();
+    let mut doc = Document::new(
+        id,
+        title,
+        content(conversation),
+        format!(
+            "https://app.intercom.com/a/inbox/{app}/inbox/conversation/{}",
+            quarry_connector_sdk::url::segment(id)
+        ),
+    )
+    .author(conversation.str_at("/source/author/name"))
+    .metadata(json!({
+        "state": conversation.str_at("/state"),
+        "tags": tags,
+        "channel": conversation.str_at("/source/type"),
+    }));
+    doc.created_at = unix_time(conversation, "/created_at");
+    doc.updated_at = unix_time(conversation, "/updated_at");
+    Some(doc)
+}
+
+quarry_connector_sdk::export!(Intercom);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn maps_a_conversation_with_its_parts() {
+        let c: Value = serde_json::from_str(r#"{"type":"conversation","id":"2150000108","title":"Charged twice for the same subscription invoice","created_at":1741700000,"updated_at":1741786400,"state":"closed","tags":{"type":"tag.list","tags":[{"type":"tag","id":"1","name":"billing"}]},"source":{"type":"email","subject":"Charged twice","body":"<p>Hello,</p><p>Our card was charged twice.</p>","author":{"type":"user","id":"a1","name":"Katrin Müller","email":"katrin@example.com"}},"conversation_parts":{"type":"conversation_part.list","conversation_parts":[{"type":"conversation_part","part_type":"comment","body":"<p>Sorry, Katrin &amp; team.</p>","author":{"type":"admin","name":"Emma Dubois"}},{"type":"conversation_part","part_type":"note","body":"<p>Linked to ACME-12.</p>","author":{"type":"admin","name":"Emma Dubois"}},{"type":"conversation_part","part_type":"close","body":null,"author":{"type":"admin","name":"Emma Dubois"}}]}}"#).unwrap();
+        let doc = to_document(&c, "ac3mepq7").unwrap();
+        assert_eq!(doc.id, "2150000108");
+        assert_eq!(doc.title, "Charged twice for the same subscription invoice");
+        assert_eq!(
+            doc.url,
+            "https://app.intercom.com/a/inbox/ac3mepq7/inbox/conversation/2150000108"
+        );
+        assert_eq!(
+            doc.content,
+            "Katrin Müller: Hello,\nOur card was charged twice.\nEmma Dubois: Sorry, Katrin & team.\nEmma Dubois (internal note): Linked to ACME-12."
+        );
+        assert_eq!(doc.author.as_deref(), Some("Katrin Müller"));
+        assert_eq!(doc.updated_at.as_deref(), Some("2025-03-12T13:33:20Z"));
+        assert!(doc.metadata.contains("\"tags\":[\"billing\"]"));
+    }
+
+    #[test]
+    fn builds_the_query() {
+        let request = SearchRequest {
+            query: "q".into(),
+            terms: vec!["charged".into(), "twice".into(), "invoice".into()],
+            phrases: vec!["charged twice".into()],
+            since: Some("2025-03-01T00:00:00Z".into()),
+            until: None,
+            max_results: 5,
+            settings: vec![],
+        };
+        let q = search_query(&request);
+        assert_eq!(q["operator"], "AND");
+        assert_eq!(q["value"][0]["operator"], "OR");
+        assert_eq!(q["value"][0]["value"].as_array().unwrap().len(), 4);
+        assert_eq!(q["value"][0]["value"][0]["value"], "charged twice");
+        assert_eq!(q["value"][1]["value"], 1_740_787_199);
+        assert!(workspace("ac3mepq7").is_ok());
+        assert!(workspace("x/../y").is_err());
+    }
+}

@@ -1,0 +1,149 @@
+//! Trello: cards, through `GET https://api.trello.com/1/search` with
+//! `modelTypes=cards`.
+//!
+//! Trello authenticates with the application's key and the user's token,
+//! which the host sends as the `Authorization` header the manifest names
+//! (`OAuth oauth_consumer_key="...", oauth_token="..."`): the connector never
+//! sees either. Pages are numbered (`cards_page`); Trello says nothing of
+//! further results, so an empty page ends the paging (a short one may come
+//! from a cap). Trello's search has no absolute dates (`edited:` counts days
+//! back from today), so `since`/`until` are applied to `dateLastActivity`
+//! here. A card's creation time is in its id; citations are the cards' `url`.
+
+use quarry_connector_sdk::page::Page;
+use quarry_connector_sdk::prelude::*;
+use quarry_connector_sdk::text::keywords;
+use quarry_connector_sdk::time::from_unix;
+
+const SEARCH: &str = "https://api.trello.com/1/search";
+const CARD_FIELDS: &str =
+    "name,desc,url,dateLastActivity,idBoard,idList,idMembers,labels,closed,due";
+const MAX_PAGES: usize = 3;
+
+struct Trello;
+
+impl Connector for Trello {
+    fn search(request: SearchRequest) -> Result<Vec<Document>, SearchError> {
+        let mut query = keywords(&request.terms, &request.phrases, " ");
+        if query.trim().is_empty() {
+            query = request.query.clone();
+        }
+        if query.trim().is_empty() {
+            return Ok(Vec::new());
+        }
+        let want = request.max_results.clamp(1, 100) as usize;
+        let cards = collect_pages(want, MAX_PAGES, |page: Option<usize>| {
+            let page = page.unwrap_or(0);
+            let url = Url::new(SEARCH)
+                .param("query", &query)
+                .param("modelTypes", "cards")
+                .param("card_fields", CARD_FIELDS)
+                .param("cards_limit", want)
+                .param("cards_page", page)
+                .param("card_board", "true")
+                .param("card_list", "true")
+                .param("card_members", "true")
+                .param("partial", "true")
+                .build();
+            let body: Value = check(Request::get(url).send()?)?.json()?;
+            if body.get("cards").is_none() && body.get("options").is_none() {
+                return Err(SearchError::InvalidResponse(
+                    "the search response has no cards".into(),
+                ));
+            }
+            let items = body.array_at("/cards").to_vec();
+            Ok(Page {
+                next: (!items.is_empty() && page < 100).then_some(page + 1),
+                items,
+            })
+        })?;
+        let mut documents: Vec<Document> = Vec::new();
+        for doc in cards.iter().filter_map(to_document) {
+            if request.in_time_range(doc.updated_at.as_deref())
+                && !documents.iter().any(|d| d.id == doc.id)
+            {
+                documents.push(doc);
+            }
+        }
+        Ok(documents)
+    }
+}
+
+/// Trello's errors are plain text (`invalid token`), its 429 JSON.
+fn check(response: Response) -> Result<Response, SearchError> {
+    match response.status {
+        401 => Err(SearchError::Unauthorized(response.error_message())),
+        _ => response.error_for_status(),
+    }
+}
+
+/// A card id's first eight hex digits are its creation time.
+fn created_at(id: &str) -> Option<String> {
+    let seconds = i64::from_str_radix(id.get(..8)?, 16).ok()?;
+    (id.len() == 24).then(|| from_unix(seconds))
+}
+
+/// Markdown emphasis dropped: the host wants text.
+fn plain(desc: &str) -> String {
+    desc.replace("**", "").replace("__", "")
+}
+
+fn to_document(card: &Value) -> Option<Document> {
+    let id = card.str_at("/id")?;
+    let members: Vec<&str> = card
+        .array_at("/members")
+        .iter()
+        .filter_map(|m| m.str_at("/fullName"))
+        .collect();
+    let labels: Vec<&str> = card
+        .array_at("/labels")
+        .iter()
+        .filter_map(|l| l.str_at("/name"))
+        .filter(|n| !n.is_empty())
+        .collect();
+    let mut doc = Document::new(
+        id,
+        card.string_at("/name"),
+        plain(card.str_at("/desc").unwrap_or_default()),
+        card.str_at("/url")?,
+    )
+    .times(None, card.str_at("/dateLastActivity"))
+    .metadata(json!({
+        "board": card.str_at("/board/name"),
+        "list": card.str_at("/list/name"),
+        "labels": labels,
+        "members": members,
+        "closed": card.bool_at("/closed"),
+        "due": card.str_at("/due"),
+    }));
+    doc.created_at = created_at(id);
+    Some(doc)
+}
+
+quarry_connector_sdk::export!(Trello);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn maps_a_card() {
+        let card: Value = serde_json::from_str(r#"{"id":"6836c1a0f1e2d3c4b5a69788","name":"Announce: Add Apple Pay to web checkout","desc":"Launch announcement for **Add Apple Pay**.\n\n**Engineering:** tracked as ACME-40.","url":"https://trello.com/c/AbCd1234/7-announce-add-apple-pay-to-web-checkout","dateLastActivity":"2025-06-27T09:00:00.000Z","idBoard":"b","idList":"l","idMembers":["m"],"labels":[{"id":"x","name":"Launch","color":"green"}],"closed":false,"due":null,"board":{"id":"b","name":"Marketing"},"list":{"id":"l","name":"Published"},"members":[{"id":"m","fullName":"Hannah Kim","username":"hannah"}]}"#).unwrap();
+        let doc = to_document(&card).unwrap();
+        assert_eq!(doc.id, "6836c1a0f1e2d3c4b5a69788");
+        assert_eq!(doc.title, "Announce: Add Apple Pay to web checkout");
+        assert_eq!(
+            doc.content,
+            "Launch announcement for Add Apple Pay.\n\nEngineering: tracked as ACME-40."
+        );
+        assert_eq!(
+            doc.url,
+            "https://trello.com/c/AbCd1234/7-announce-add-apple-pay-to-web-checkout"
+        );
+        assert_eq!(doc.created_at.as_deref(), Some("2025-05-28T07:56:16Z"));
+        assert_eq!(doc.updated_at.as_deref(), Some("2025-06-27T09:00:00Z"));
+        assert!(doc.metadata.contains("\"board\":\"Marketing\""));
+        assert!(doc.metadata.contains("\"members\":[\"Hannah Kim\"]"));
+        assert_eq!(created_at("zz"), None);
+    }
+}

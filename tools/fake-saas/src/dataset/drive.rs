@@ -1,0 +1,298 @@
+//! Google Drive: product requirement documents for the features, working
+//! drafts of the plans and handbooks (the final versions are in Notion),
+//! incident timelines as spreadsheets, one PDF report, and two drafts in
+//! the trash. Texts carry the Jira keys and links.
+
+use std::sync::OnceLock;
+
+use serde::{Deserialize, Serialize};
+
+use super::derived::{derived, token};
+use super::stories::{B, Kind};
+use super::{Record, people};
+use crate::search::Doc;
+use crate::time;
+
+pub const MIME_DOC: &str = "application/vnd.google-apps.document";
+pub const MIME_SHEET: &str = "application/vnd.google-apps.spreadsheet";
+pub const MIME_PDF: &str = "application/pdf";
+
+/// A file in the shared Drive.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct DriveFile {
+    pub id: String,
+    pub name: String,
+    pub mime_type: String,
+    pub description: Option<String>,
+    /// What `files.export` returns: text/plain for Docs, text/csv for Sheets;
+    /// the text of a PDF (searchable, not exportable).
+    pub text: String,
+    /// The citation URL.
+    pub web_view_link: String,
+    pub owner_name: String,
+    pub owner_email: String,
+    pub last_modifier_name: String,
+    /// `2025-05-02T09:14:11.000Z`
+    pub created_time: String,
+    pub modified_time: String,
+    pub trashed: bool,
+    pub story: String,
+    pub created_unix: i64,
+    pub modified_unix: i64,
+}
+
+impl Record for DriveFile {
+    fn citation_url(&self) -> &str {
+        &self.web_view_link
+    }
+    fn searchable_text(&self) -> String {
+        format!(
+            "{}\n{}\n{}",
+            self.name,
+            self.description.as_deref().unwrap_or_default(),
+            self.text
+        )
+    }
+    fn updated_unix(&self) -> i64 {
+        self.modified_unix
+    }
+}
+
+struct Built {
+    files: Vec<DriveFile>,
+    docs: Vec<Doc>,
+}
+
+fn built() -> &'static Built {
+    static BUILT: OnceLock<Built> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let files = build();
+        let docs = files
+            .iter()
+            .map(|f| Doc::new(&f.searchable_text()))
+            .collect();
+        Built { files, docs }
+    })
+}
+
+/// Drive files, in creation order (trashed ones included).
+pub fn drive_files() -> &'static [DriveFile] {
+    &built().files
+}
+
+pub(crate) fn drive_docs() -> &'static [Doc] {
+    &built().docs
+}
+
+const ID_CHARS: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+fn link(mime: &str, id: &str) -> String {
+    match mime {
+        MIME_DOC => format!("https://docs.google.com/document/d/{id}/edit?usp=drivesdk"),
+        MIME_SHEET => format!("https://docs.google.com/spreadsheets/d/{id}/edit?usp=drivesdk"),
+        _ => format!("https://drive.google.com/file/d/{id}/view?usp=drivesdk"),
+    }
+}
+
+fn csv_field(text: &str) -> String {
+    if text.contains([',', '"', '\n']) {
+        format!("\"{}\"", text.replace('"', "\"\""))
+    } else {
+        text.to_string()
+    }
+}
+
+struct Draft {
+    name: String,
+    mime: &'static str,
+    description: Option<String>,
+    text: String,
+    owner: &'static super::Person,
+    created: i64,
+    modified: i64,
+    trashed: bool,
+    story: String,
+}
+
+fn build() -> Vec<DriveFile> {
+    let product = &people()[super::people::SOFIA];
+    let sre = &people()[super::people::AISHA];
+    let mut drafts: Vec<Draft> = Vec::new();
+    for d in derived() {
+        let s = d.story;
+        let slug = d.info.slug.clone();
+        let links: Vec<String> = d
+            .links()
+            .into_iter()
+            .map(|(label, url)| format!("{label}: {url}"))
+            .collect();
+        match s.kind {
+            Kind::Feature => {
+                let mut text = vec![
+                    format!("PRD: {}", s.title),
+                    format!(
+                        "Owner: {} (product), {} (engineering)",
+                        product.name, d.owner.name
+                    ),
+                    String::new(),
+                    "Problem".into(),
+                    s.desc.to_string(),
+                    String::new(),
+                    "Goals".into(),
+                    format!("{}, for every storefront customer.", s.title),
+                    "Adoption and support tickets are measured in the first four weeks.".into(),
+                    String::new(),
+                    "Related".into(),
+                ];
+                text.extend(links.iter().cloned());
+                let created = d.start - 2 * 86400;
+                drafts.push(Draft {
+                    name: format!("PRD: {}", s.title),
+                    mime: MIME_DOC,
+                    description: Some(format!("Product requirements for {}", s.title)),
+                    text: text.join("\n"),
+                    owner: product,
+                    created,
+                    modified: d.at(d.end, -86400).max(created),
+                    trashed: false,
+                    story: slug.clone(),
+                });
+                if slug == "loyalty-points" {
+                    drafts.push(Draft {
+                        name: "PRD: Loyalty points (old draft)".into(),
+                        mime: MIME_DOC,
+                        description: None,
+                        text: "Old draft of the loyalty points PRD: points per euro spent, expiry after 12 months. Superseded.".into(),
+                        owner: product,
+                        created: created - 20 * 86400,
+                        modified: created - 19 * 86400,
+                        trashed: true,
+                        story: slug.clone(),
+                    });
+                }
+            }
+            Kind::Doc => {
+                let Some((notion_title, blocks)) = s.notion else {
+                    continue;
+                };
+                let mut text = vec![
+                    format!("{notion_title} (working draft)"),
+                    format!(
+                        "Draft. The final version is in Notion: {}",
+                        d.info.notion_url.clone().unwrap_or_default()
+                    ),
+                    String::new(),
+                ];
+                for b in blocks {
+                    match b {
+                        B::H(t) => {
+                            text.push(String::new());
+                            text.push(t.to_string());
+                        }
+                        B::P(t) => text.push(t.to_string()),
+                        B::L(t) => text.push(format!("* {t}")),
+                    }
+                }
+                text.extend(links.iter().cloned());
+                let created = d.start - 3 * 86400;
+                drafts.push(Draft {
+                    name: format!("{notion_title} (draft)"),
+                    mime: MIME_DOC,
+                    description: None,
+                    text: text.join("\n"),
+                    owner: d.owner,
+                    created,
+                    modified: d.at(d.start, 86400),
+                    trashed: false,
+                    story: slug.clone(),
+                });
+                if slug == "q3-launch-plan" {
+                    drafts.push(Draft {
+                        name: "Q3 launch plan (copy)".into(),
+                        mime: MIME_DOC,
+                        description: None,
+                        text: "Copy of the Q3 launch plan draft, made by mistake.".into(),
+                        owner: d.owner,
+                        created: created + 3600,
+                        modified: created + 7200,
+                        trashed: true,
+                        story: slug.clone(),
+                    });
+                }
+            }
+            Kind::Incident => {
+                let mut csv = vec!["time_utc,who,what".to_string()];
+                for (t, who, what) in d.timeline() {
+                    csv.push(format!(
+                        "{},{},{}",
+                        time::rfc3339(t),
+                        csv_field(&who),
+                        csv_field(&what)
+                    ));
+                }
+                for l in &links {
+                    csv.push(format!(",,{}", csv_field(l)));
+                }
+                drafts.push(Draft {
+                    name: format!("{} - timeline", s.title),
+                    mime: MIME_SHEET,
+                    description: Some(format!("Incident timeline. {}", s.desc)),
+                    text: csv.join("\n"),
+                    owner: sre,
+                    created: d.start + 1200,
+                    modified: d.at(d.end, 3 * 3600),
+                    trashed: false,
+                    story: slug.clone(),
+                });
+            }
+            Kind::Task if slug == "black-friday-readiness" => {
+                let summary = format!(
+                    "Black Friday load test report. {} Result: checkout held 4x last year's peak at p95 under 800 ms; the order worker autoscaler cap of 10 replicas is the next bottleneck. {}",
+                    s.desc,
+                    d.refs_sentence()
+                );
+                drafts.push(Draft {
+                    name: "Black Friday load test results.pdf".into(),
+                    mime: MIME_PDF,
+                    description: Some(summary.clone()),
+                    text: summary,
+                    owner: sre,
+                    created: d.at(d.end, -86400),
+                    modified: d.at(d.end, -86400),
+                    trashed: false,
+                    story: slug.clone(),
+                });
+            }
+            _ => {}
+        }
+    }
+    drafts.sort_by(|a, b| a.created.cmp(&b.created).then(a.name.cmp(&b.name)));
+    drafts
+        .into_iter()
+        .map(|f| {
+            let id = format!("1{}", token(&format!("drive:{}", f.name), 43, ID_CHARS));
+            let editor = if super::fnv(&f.name) & 1 == 0 {
+                f.owner
+            } else {
+                product
+            };
+            DriveFile {
+                web_view_link: link(f.mime, &id),
+                id,
+                name: f.name,
+                mime_type: f.mime.into(),
+                description: f.description,
+                text: f.text,
+                owner_name: f.owner.name.clone(),
+                owner_email: f.owner.email.clone(),
+                last_modifier_name: editor.name.clone(),
+                created_time: time::rfc3339_millis(f.created, 0),
+                modified_time: time::rfc3339_millis(f.modified, 0),
+                trashed: f.trashed,
+                story: f.story,
+                created_unix: f.created,
+                modified_unix: f.modified,
+            }
+        })
+        .collect()
+}

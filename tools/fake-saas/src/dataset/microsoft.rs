@@ -1,0 +1,401 @@
+//! Microsoft 365, where leadership and operations work: on the Engineering
+//! SharePoint site, a Word post-mortem for every incident, a PowerPoint
+//! leadership review of every plan and handbook, and the "Incident register"
+//! list; in Outlook, the incident summaries and plan sign-off mails that
+//! went to the leadership list. Texts carry the Jira or Linear keys, the pull
+//! requests and the Notion write-ups.
+
+use std::sync::OnceLock;
+
+use serde::{Deserialize, Serialize};
+
+use super::derived::{Derived, derived, token};
+use super::stories::{B, Kind};
+use super::{Record, people};
+use crate::search::Doc;
+
+/// The SharePoint host of the tenant.
+pub const SHAREPOINT_HOST: &str = "acme.sharepoint.com";
+/// The Engineering site.
+pub const SHAREPOINT_SITE: &str = "https://acme.sharepoint.com/sites/Engineering";
+/// The leadership mailing list every mail here went to.
+pub const LEADERSHIP_LIST: &str = "leadership@acme-shop.example";
+
+/// `driveItem`, `listItem` or `message`.
+pub const ENTITY_TYPES: &[&str] = &["driveItem", "listItem", "message"];
+
+/// A file, a list item or a mail.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct M365Item {
+    /// `driveItem`, `listItem` or `message`.
+    pub entity_type: String,
+    pub id: String,
+    /// File name, list item title or mail subject.
+    pub name: String,
+    /// The body: the document's text, the item's fields, the mail's body.
+    pub text: String,
+    /// The citation URL: the file's or item's `webUrl`, the mail's `webLink`.
+    pub web_url: String,
+    pub author_name: String,
+    pub author_email: String,
+    /// Mail recipients: (name, address).
+    pub recipients: Vec<(String, String)>,
+    pub conversation_id: Option<String>,
+    /// File size in bytes (files only).
+    pub size: u64,
+    pub story: String,
+    pub created_unix: i64,
+    pub modified_unix: i64,
+}
+
+impl Record for M365Item {
+    fn citation_url(&self) -> &str {
+        &self.web_url
+    }
+    fn searchable_text(&self) -> String {
+        format!("{}\n{}", self.name, self.text)
+    }
+    fn updated_unix(&self) -> i64 {
+        self.modified_unix
+    }
+}
+
+struct Built {
+    items: Vec<M365Item>,
+    docs: Vec<Doc>,
+}
+
+fn built() -> &'static Built {
+    static BUILT: OnceLock<Built> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let items = build();
+        let docs = items
+            .iter()
+            .map(|i| Doc::new(&i.searchable_text()))
+            .collect();
+        Built { items, docs }
+    })
+}
+
+/// Files, list items and mails, in creation order.
+pub fn m365_items() -> &'static [M365Item] {
+    &built().items
+}
+
+pub(crate) fn m365_docs() -> &'static [Doc] {
+    &built().docs
+}
+
+/// Percent-encodes a path segment the way SharePoint URLs show it.
+pub(crate) fn encode_segment(text: &str) -> String {
+    let mut out = String::new();
+    for b in text.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~()".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// A file name SharePoint accepts (no `:`, `/`, `?`...).
+fn file_name(title: &str, extension: &str) -> String {
+    let clean: String = title
+        .replace(": ", " - ")
+        .chars()
+        .filter(|c| {
+            !matches!(
+                c,
+                ':' | '/' | '\\' | '?' | '*' | '"' | '<' | '>' | '|' | '#'
+            )
+        })
+        .collect();
+    format!("{clean}.{extension}")
+}
+
+const UPPER: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+const B64: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+
+fn blocks_text(blocks: &[B]) -> Vec<String> {
+    blocks
+        .iter()
+        .map(|b| match b {
+            B::H(t) | B::P(t) => t.to_string(),
+            B::L(t) => format!("- {t}"),
+        })
+        .collect()
+}
+
+/// The story's Jira key, else its Linear identifier.
+fn key_of(d: &Derived) -> Option<String> {
+    d.jira.map(|j| j.key.clone()).or_else(|| {
+        super::linear_issues()
+            .iter()
+            .find(|l| l.story == d.info.slug)
+            .map(|l| l.identifier.clone())
+    })
+}
+
+/// "Tracked as ACME-12 (url), fixed in url." with a capital letter.
+fn refs_line(d: &Derived) -> String {
+    let refs = d.refs_sentence();
+    let mut chars = refs.chars();
+    match chars.next() {
+        Some(first) => format!("{}{}.", first.to_uppercase(), chars.as_str()),
+        None => String::new(),
+    }
+}
+
+struct Draft {
+    entity_type: &'static str,
+    name: String,
+    text: String,
+    folder: &'static str,
+    author: &'static super::Person,
+    recipients: Vec<(String, String)>,
+    created: i64,
+    modified: i64,
+    story: String,
+}
+
+fn build() -> Vec<M365Item> {
+    let cto = &people()[super::people::MARCUS];
+    let leadership = ("Acme leadership".to_string(), LEADERSHIP_LIST.to_string());
+    let mut drafts: Vec<Draft> = Vec::new();
+    for d in derived() {
+        let s = d.story;
+        let slug = d.info.slug.clone();
+        let refs = refs_line(&d);
+        let notion = d
+            .info
+            .notion_url
+            .as_ref()
+            .map(|u| format!("Write-up in Notion: {u}."))
+            .unwrap_or_default();
+        // Documents open with the ticket, so that it is in every summary.
+        let key = key_of(&d);
+        let tagged = |title: &str| match &key {
+            Some(k) => format!("[{k}] {title}"),
+            None => title.to_string(),
+        };
+        match s.kind {
+            Kind::Incident => {
+                let title = s
+                    .notion
+                    .map_or_else(|| format!("Postmortem: {}", s.title), |n| n.0.to_string());
+                let mut text = vec![
+                    format!("{}. {refs}", tagged(s.title)),
+                    s.desc.to_string(),
+                    notion.clone(),
+                ];
+                if let Some((_, blocks)) = s.notion {
+                    text.extend(blocks_text(blocks));
+                } else {
+                    text.extend(
+                        d.timeline()
+                            .into_iter()
+                            .map(|(_, who, what)| format!("{who}: {what}")),
+                    );
+                }
+                let created = d.at(d.end, 3600);
+                drafts.push(Draft {
+                    entity_type: "driveItem",
+                    name: file_name(&title, "docx"),
+                    text: text.join("\n"),
+                    folder: "Postmortems",
+                    author: d.owner,
+                    recipients: Vec::new(),
+                    created,
+                    modified: d.at(created, 2 * 86400),
+                    story: slug.clone(),
+                });
+                let key = key.clone().unwrap_or_else(|| "no ticket".into());
+                drafts.push(Draft {
+                    entity_type: "listItem",
+                    name: s.title.to_string(),
+                    text: [
+                        format!("Ticket: {key}"),
+                        format!("Severity: {}", if d.h % 3 == 0 { "SEV1" } else { "SEV2" }),
+                        format!("Status: {}", if s.open { "Monitoring" } else { "Resolved" }),
+                        format!("Incident commander: {}", d.owner.name),
+                        format!("Summary: {}", s.desc),
+                        refs.clone(),
+                        notion.clone(),
+                    ]
+                    .join("\n"),
+                    folder: "Incident register",
+                    author: d.owner,
+                    recipients: Vec::new(),
+                    created: d.start + 1800,
+                    modified: d.at(d.end, 3 * 3600),
+                    story: slug.clone(),
+                });
+                let created = d.at(d.end, 5 * 3600);
+                drafts.push(Draft {
+                    entity_type: "message",
+                    name: format!("Summary: {}", s.title),
+                    text: [
+                        format!("{key}: {}", s.desc),
+                        refs.clone(),
+                        notion.clone(),
+                        "Customer-facing follow-ups are tracked by support; the post-mortem is on the Engineering site under Postmortems.".into(),
+                        format!("Marcus\n{}", cto.title),
+                    ]
+                    .join("\n\n"),
+                    folder: "",
+                    author: cto,
+                    recipients: vec![leadership.clone()],
+                    created,
+                    modified: created,
+                    story: slug.clone(),
+                });
+            }
+            Kind::Doc => {
+                let Some((title, blocks)) = s.notion else {
+                    continue;
+                };
+                let mut text = vec![
+                    format!("{}. {refs}", tagged(&format!("Leadership review: {title}"))),
+                    s.desc.to_string(),
+                    notion.clone(),
+                ];
+                text.extend(blocks_text(blocks));
+                let created = d.start + 86400;
+                drafts.push(Draft {
+                    entity_type: "driveItem",
+                    name: file_name(&format!("{title} - leadership review"), "pptx"),
+                    text: text.join("\n"),
+                    folder: "Plans",
+                    author: d.owner,
+                    recipients: Vec::new(),
+                    created,
+                    modified: d.at(created, 4 * 86400),
+                    story: slug.clone(),
+                });
+                let sent = d.at(created, 2 * 86400);
+                drafts.push(Draft {
+                    entity_type: "message",
+                    name: format!("For sign-off: {title}"),
+                    text: [
+                        format!("{title} is ready for sign-off. {}", s.desc),
+                        refs.clone(),
+                        notion.clone(),
+                        "Please reply with your go/no-go by Friday.".into(),
+                        d.owner.name.clone(),
+                    ]
+                    .join("\n\n"),
+                    folder: "",
+                    author: d.owner,
+                    recipients: vec![leadership.clone()],
+                    created: sent,
+                    modified: sent,
+                    story: slug.clone(),
+                });
+            }
+            Kind::Task if slug == "black-friday-readiness" => {
+                let created = d.at(d.end, -2 * 86400);
+                drafts.push(Draft {
+                    entity_type: "message",
+                    name: format!("For sign-off: {}", s.title),
+                    text: [
+                        format!("Black Friday readiness: {}", s.desc),
+                        refs.clone(),
+                        notion.clone(),
+                        d.owner.name.clone(),
+                    ]
+                    .join("\n\n"),
+                    folder: "",
+                    author: d.owner,
+                    recipients: vec![leadership.clone()],
+                    created,
+                    modified: created,
+                    story: slug.clone(),
+                });
+            }
+            _ => {}
+        }
+    }
+    drafts.sort_by(|a, b| a.created.cmp(&b.created).then(a.name.cmp(&b.name)));
+    let mut list_ids = 0;
+    drafts
+        .into_iter()
+        .map(|f| {
+            let seed = format!("m365:{}:{}", f.entity_type, f.name);
+            let (id, web_url, conversation_id) = match f.entity_type {
+                "driveItem" => {
+                    let id = format!("01BYE5RZ{}", token(&seed, 26, UPPER));
+                    let url = format!(
+                        "{SHAREPOINT_SITE}/Shared%20Documents/{}/{}",
+                        encode_segment(f.folder),
+                        encode_segment(&f.name)
+                    );
+                    (id, url, None)
+                }
+                "listItem" => {
+                    list_ids += 1;
+                    let url = format!(
+                        "{SHAREPOINT_SITE}/Lists/{}/DispForm.aspx?ID={list_ids}",
+                        encode_segment(f.folder)
+                    );
+                    (list_ids.to_string(), url, None)
+                }
+                _ => {
+                    let id = format!("AAMkADAwATM0MDAAMS1hMGYwAEYAAA{}AAA=", token(&seed, 40, B64));
+                    let url = format!(
+                        "https://outlook.office365.com/owa/?ItemID={}&exvsurl=1&viewmodel=ReadMessageItem",
+                        encode_segment(&id)
+                    );
+                    let conversation = format!("AAQkADAwATM0MDAAMS1{}=", token(&format!("{seed}:c"), 24, B64));
+                    (id, url, Some(conversation))
+                }
+            };
+            M365Item {
+                entity_type: f.entity_type.into(),
+                id,
+                size: if f.entity_type == "driveItem" {
+                    18_000 + f.text.len() as u64 * 3
+                } else {
+                    0
+                },
+                name: f.name,
+                text: f.text,
+                web_url,
+                author_name: f.author.name.clone(),
+                author_email: f.author.email.clone(),
+                recipients: f.recipients,
+                conversation_id,
+                story: f.story,
+                created_unix: f.created,
+                modified_unix: f.modified.max(f.created),
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn files_items_and_mails() {
+        let items = m365_items();
+        for t in ENTITY_TYPES {
+            let n = items.iter().filter(|i| i.entity_type == *t).count();
+            assert!(n >= 8, "{t}: {n}");
+        }
+        let mut urls = std::collections::HashSet::new();
+        for i in items {
+            assert!(urls.insert(i.web_url.clone()), "{}", i.web_url);
+            assert!(!i.name.contains(':') || i.entity_type != "driveItem");
+        }
+        let pm = items
+            .iter()
+            .find(|i| i.story == "incident-lb-cert" && i.entity_type == "driveItem")
+            .unwrap();
+        assert!(pm.text.lines().next().unwrap().contains("ACME-"));
+        assert!(pm.web_url.starts_with(
+            "https://acme.sharepoint.com/sites/Engineering/Shared%20Documents/Postmortems/"
+        ));
+    }
+}

@@ -1,0 +1,598 @@
+//! Google Drive API v3 on www.googleapis.com: `GET /drive/v3/files` (the query
+//! language's `fullText`/`name contains`, `trashed`, `mimeType`, `modifiedTime` and
+//! `createdTime` comparisons, `'x' in owners`, `and`/`or`/`not`, parentheses; `fields`
+//! partial responses; `pageToken` paging), `GET /drive/v3/files/{id}` and
+//! `GET /drive/v3/files/{id}/export` (Docs as text/plain with Google's byte-order mark,
+//! Sheets as text/csv).
+//!
+//! Several words in one `fullText contains 'a b'` must all appear; a quoted phrase
+//! (`'"a b"'`) must appear as is. Results are ranked by the number of `fullText` terms
+//! matched, then by modification time; `orderBy` is refused with `fullText`, as Drive
+//! refuses it.
+
+use axum::http::Method;
+use axum::response::Response;
+use base64::Engine;
+use serde_json::{Map, Value, json};
+
+use super::google::{bad_request, google_error, not_found, unauthorized};
+use super::{auth, ranked};
+use crate::Shared;
+use crate::dataset::{self, DriveFile, MIME_DOC, MIME_SHEET};
+use crate::http::{self, Req};
+use crate::search::{Doc, Query};
+use crate::tokens::{Auth, Vendor};
+
+pub(crate) fn handle(shared: &Shared, req: &Req) -> Response {
+    match auth(shared, Vendor::GoogleDrive, req) {
+        Auth::Ok(_) => {}
+        _ => return unauthorized(),
+    }
+    let path = req.path.trim_end_matches('/');
+    let segs: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    match (&req.method, segs.as_slice()) {
+        (&Method::GET, ["drive", "v3", "files"]) => list(req),
+        (&Method::GET, ["drive", "v3", "files", id]) => match find(id) {
+            Some(f) => {
+                let default = "kind,id,name,mimeType";
+                let mask = parse_fields(&req.param("fields").unwrap_or_else(|| default.into()));
+                http::json(200, &select(&file_json(f), &mask))
+            }
+            None => not_found(&format!("File not found: {id}.")),
+        },
+        (&Method::GET, ["drive", "v3", "files", id, "export"]) => export(req, id),
+        (&Method::GET, ["drive", "v3", "about"]) => http::json(
+            200,
+            &json!({"kind": "drive#about", "user": {"kind": "drive#user", "displayName": "Acme", "emailAddress": "drive@acme-shop.example"}}),
+        ),
+        _ => not_found("Not Found"),
+    }
+}
+
+fn find(id: &str) -> Option<&'static DriveFile> {
+    dataset::drive_files().iter().find(|f| f.id == id)
+}
+
+fn export(req: &Req, id: &str) -> Response {
+    let Some(file) = find(id) else {
+        return not_found(&format!("File not found: {id}."));
+    };
+    let Some(mime) = req.param("mimeType").filter(|m| !m.is_empty()) else {
+        return google_error(
+            400,
+            "Required parameter: mimeType",
+            "required",
+            "INVALID_ARGUMENT",
+        );
+    };
+    let text = match (file.mime_type.as_str(), mime.as_str()) {
+        (MIME_DOC, "text/plain") => format!("\u{feff}{}", file.text.replace('\n', "\r\n")),
+        (MIME_SHEET, "text/csv") => file.text.clone(),
+        (MIME_DOC | MIME_SHEET, _) => {
+            return bad_request("The requested conversion is not supported.");
+        }
+        _ => {
+            return google_error(
+                403,
+                "Export only supports Docs Editors files.",
+                "fileNotExportable",
+                "PERMISSION_DENIED",
+            );
+        }
+    };
+    http::raw(200, &format!("{mime}; charset=utf-8"), text)
+}
+
+// ---------------------------------------------------------------------------------------
+// The query language
+
+#[derive(Clone, Debug, PartialEq)]
+enum Tok {
+    Word(String),
+    Str(String),
+    Op(String),
+    LParen,
+    RParen,
+}
+
+fn lex(q: &str) -> Result<Vec<Tok>, String> {
+    let cs: Vec<char> = q.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < cs.len() {
+        match cs[i] {
+            c if c.is_whitespace() => i += 1,
+            '(' => {
+                out.push(Tok::LParen);
+                i += 1;
+            }
+            ')' => {
+                out.push(Tok::RParen);
+                i += 1;
+            }
+            '\'' => {
+                i += 1;
+                let mut v = String::new();
+                loop {
+                    match cs.get(i) {
+                        None => return Err("unterminated string".into()),
+                        Some('\\') => {
+                            v.extend(cs.get(i + 1));
+                            i += 2;
+                        }
+                        Some('\'') => {
+                            i += 1;
+                            break;
+                        }
+                        Some(c) => {
+                            v.push(*c);
+                            i += 1;
+                        }
+                    }
+                }
+                out.push(Tok::Str(v));
+            }
+            '=' => {
+                out.push(Tok::Op("=".into()));
+                i += 1;
+            }
+            '!' | '<' | '>' => {
+                if cs.get(i + 1) == Some(&'=') {
+                    out.push(Tok::Op(format!("{}=", cs[i])));
+                    i += 2;
+                } else if cs[i] == '!' {
+                    return Err("unexpected '!'".into());
+                } else {
+                    out.push(Tok::Op(cs[i].to_string()));
+                    i += 1;
+                }
+            }
+            c if c.is_alphanumeric() || c == '_' => {
+                let st = i;
+                while i < cs.len() && (cs[i].is_alphanumeric() || cs[i] == '_') {
+                    i += 1;
+                }
+                out.push(Tok::Word(cs[st..i].iter().collect()));
+            }
+            c => return Err(format!("unexpected character {c:?}")),
+        }
+    }
+    Ok(out)
+}
+
+#[derive(Clone, Debug)]
+enum Expr {
+    And(Box<Expr>, Box<Expr>),
+    Or(Box<Expr>, Box<Expr>),
+    Not(Box<Expr>),
+    /// `field op value`
+    Cmp(String, String, Value),
+    /// `'value' in field`
+    In(String, String),
+}
+
+struct P {
+    t: Vec<Tok>,
+    i: usize,
+}
+
+fn is_kw(t: Option<&Tok>, k: &str) -> bool {
+    matches!(t, Some(Tok::Word(w)) if w.eq_ignore_ascii_case(k))
+}
+
+impl P {
+    fn peek(&self) -> Option<&Tok> {
+        self.t.get(self.i)
+    }
+    fn bump(&mut self) -> Option<Tok> {
+        let t = self.t.get(self.i).cloned();
+        self.i += 1;
+        t
+    }
+    fn or(&mut self) -> Result<Expr, String> {
+        let mut e = self.and()?;
+        while is_kw(self.peek(), "or") {
+            self.bump();
+            e = Expr::Or(Box::new(e), Box::new(self.and()?));
+        }
+        Ok(e)
+    }
+    fn and(&mut self) -> Result<Expr, String> {
+        let mut e = self.not()?;
+        while is_kw(self.peek(), "and") {
+            self.bump();
+            e = Expr::And(Box::new(e), Box::new(self.not()?));
+        }
+        Ok(e)
+    }
+    fn not(&mut self) -> Result<Expr, String> {
+        if is_kw(self.peek(), "not") {
+            self.bump();
+            return Ok(Expr::Not(Box::new(self.not()?)));
+        }
+        if self.peek() == Some(&Tok::LParen) {
+            self.bump();
+            let e = self.or()?;
+            if self.bump() != Some(Tok::RParen) {
+                return Err("missing ')'".into());
+            }
+            return Ok(e);
+        }
+        self.term()
+    }
+    fn term(&mut self) -> Result<Expr, String> {
+        match self.bump() {
+            Some(Tok::Str(v)) => {
+                if !is_kw(self.peek(), "in") {
+                    return Err("expected 'in'".into());
+                }
+                self.bump();
+                match self.bump() {
+                    Some(Tok::Word(f))
+                        if matches!(f.as_str(), "owners" | "parents" | "writers" | "readers") =>
+                    {
+                        Ok(Expr::In(v, f))
+                    }
+                    _ => Err("expected a collection after 'in'".into()),
+                }
+            }
+            Some(Tok::Word(field)) => {
+                let op = match self.bump() {
+                    Some(Tok::Op(o)) => o,
+                    Some(Tok::Word(w)) if w == "contains" => w,
+                    _ => return Err(format!("expected an operator after {field}")),
+                };
+                let value = match self.bump() {
+                    Some(Tok::Str(v)) => Value::String(v),
+                    Some(Tok::Word(w)) if w == "true" || w == "false" => Value::Bool(w == "true"),
+                    _ => return Err(format!("expected a value after {field} {op}")),
+                };
+                let ok = match field.as_str() {
+                    "fullText" => op == "contains",
+                    "name" | "mimeType" => matches!(op.as_str(), "contains" | "=" | "!="),
+                    "modifiedTime" | "createdTime" | "viewedByMeTime" => {
+                        op != "contains" && value.as_str().and_then(crate::time::parse).is_some()
+                    }
+                    "trashed" | "starred" | "sharedWithMe" => {
+                        matches!(op.as_str(), "=" | "!=") && value.is_boolean()
+                    }
+                    _ => false,
+                };
+                if ok {
+                    Ok(Expr::Cmp(field, op, value))
+                } else {
+                    Err(format!("invalid term on {field}"))
+                }
+            }
+            _ => Err("expected a term".into()),
+        }
+    }
+}
+
+fn parse(q: &str) -> Result<Option<Expr>, String> {
+    let t = lex(q)?;
+    if t.is_empty() {
+        return Ok(None);
+    }
+    let mut p = P { t, i: 0 };
+    let e = p.or()?;
+    if p.i < p.t.len() {
+        return Err("unexpected trailing input".into());
+    }
+    Ok(Some(e))
+}
+
+/// `fullText contains` matches every word of the value, or the quoted phrase.
+fn full_text_query(value: &str) -> Query {
+    Query::parse(value)
+}
+
+fn eval(e: &Expr, f: &DriveFile, doc: &Doc) -> bool {
+    match e {
+        Expr::And(a, b) => eval(a, f, doc) && eval(b, f, doc),
+        Expr::Or(a, b) => eval(a, f, doc) || eval(b, f, doc),
+        Expr::Not(a) => !eval(a, f, doc),
+        Expr::In(v, coll) => match coll.as_str() {
+            "owners" | "writers" | "readers" => f.owner_email.eq_ignore_ascii_case(v),
+            _ => v == "root",
+        },
+        Expr::Cmp(field, op, value) => {
+            let text = value.as_str().unwrap_or_default();
+            match field.as_str() {
+                "fullText" => {
+                    let q = full_text_query(text);
+                    !q.is_empty() && q.score(doc) == q.terms.len()
+                }
+                "name" => {
+                    let name = f.name.to_lowercase();
+                    let v = text.to_lowercase();
+                    match op.as_str() {
+                        "contains" => name.contains(&v),
+                        "=" => name == v,
+                        _ => name != v,
+                    }
+                }
+                "mimeType" => match op.as_str() {
+                    "contains" => f.mime_type.contains(text),
+                    "=" => f.mime_type == text,
+                    _ => f.mime_type != text,
+                },
+                "trashed" => (f.trashed == (value == &Value::Bool(true))) == (op == "="),
+                "starred" | "sharedWithMe" => (value == &Value::Bool(false)) == (op == "="),
+                "viewedByMeTime" => false,
+                _ => {
+                    let t = if field == "modifiedTime" {
+                        f.modified_unix
+                    } else {
+                        f.created_unix
+                    };
+                    let Some(at) = crate::time::parse(text) else {
+                        return false;
+                    };
+                    match op.as_str() {
+                        "<" => t < at.start,
+                        "<=" => t <= at.start,
+                        ">" => t > at.start,
+                        ">=" => t >= at.start,
+                        "=" => t == at.start,
+                        _ => t != at.start,
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The terms of the positive `fullText` clauses, for ranking.
+fn collect_terms(e: &Expr, positive: bool, q: &mut Query) {
+    match e {
+        Expr::And(a, b) | Expr::Or(a, b) => {
+            collect_terms(a, positive, q);
+            collect_terms(b, positive, q);
+        }
+        Expr::Not(a) => collect_terms(a, !positive, q),
+        Expr::Cmp(field, _, v) if positive && field == "fullText" => {
+            q.extend(full_text_query(v.as_str().unwrap_or_default()));
+        }
+        _ => {}
+    }
+}
+
+fn uses_full_text(e: &Expr) -> bool {
+    match e {
+        Expr::And(a, b) | Expr::Or(a, b) => uses_full_text(a) || uses_full_text(b),
+        Expr::Not(a) => uses_full_text(a),
+        Expr::Cmp(field, ..) => field == "fullText",
+        Expr::In(..) => false,
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// files.list
+
+fn page_token(offset: usize, q: &str) -> String {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .encode(format!("~!!~{offset}~{:016x}", dataset::fnv(q)))
+}
+
+fn parse_token(token: &str, q: &str) -> Option<usize> {
+    let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(token)
+        .ok()?;
+    let s = String::from_utf8(raw).ok()?;
+    let (offset, hash) = s.strip_prefix("~!!~")?.split_once('~')?;
+    (hash == format!("{:016x}", dataset::fnv(q))).then_some(())?;
+    offset.parse().ok()
+}
+
+fn list(req: &Req) -> Response {
+    let q = req.param("q").unwrap_or_default();
+    let expr = match parse(&q) {
+        Ok(e) => e,
+        Err(_) => {
+            return google_error(400, "Invalid Value", "invalid", "INVALID_ARGUMENT");
+        }
+    };
+    let page_size = match req.param("pageSize").filter(|s| !s.is_empty()) {
+        None => 100,
+        Some(s) => match s.parse::<usize>() {
+            Ok(n) if (1..=1000).contains(&n) => n,
+            _ => {
+                return bad_request(&format!(
+                    "Invalid value '{s}'. Values must be within the range: [1, 1000]"
+                ));
+            }
+        },
+    };
+    let page_size = req.page_size(page_size);
+    if expr.as_ref().is_some_and(uses_full_text) && req.param("orderBy").is_some() {
+        return bad_request(
+            "Sorting is not supported for queries with fullText terms. Results are always in descending relevance order.",
+        );
+    }
+    let mut terms = Query::default();
+    if let Some(e) = &expr {
+        collect_terms(e, true, &mut terms);
+    }
+    let files = dataset::drive_files();
+    let docs = dataset::drive_docs();
+    let hits = ranked(
+        docs,
+        &terms,
+        false,
+        |i| expr.as_ref().is_none_or(|e| eval(e, &files[i], &docs[i])),
+        |i| files[i].modified_unix,
+    );
+    // Every file the expression admits, ranked; a file that matches no ranking term
+    // (e.g. admitted by a `name contains` clause alone) still counts.
+    let mut order: Vec<usize> = hits.iter().map(|(i, _)| *i).collect();
+    if !terms.is_empty() {
+        let mut rest: Vec<usize> = (0..files.len())
+            .filter(|i| !order.contains(i))
+            .filter(|i| expr.as_ref().is_none_or(|e| eval(e, &files[*i], &docs[*i])))
+            .collect();
+        rest.sort_by_key(|i| std::cmp::Reverse(files[*i].modified_unix));
+        order.extend(rest);
+    }
+    let start = match req.param("pageToken").filter(|t| !t.is_empty()) {
+        None => 0,
+        Some(t) => match parse_token(&t, &q) {
+            Some(o) => o,
+            None => return bad_request("Invalid Value"),
+        },
+    };
+    let page: Vec<Value> = order
+        .iter()
+        .skip(start)
+        .take(page_size)
+        .map(|i| file_json(&files[*i]))
+        .collect();
+    let mut body = json!({
+        "kind": "drive#fileList",
+        "incompleteSearch": false,
+        "files": page,
+    });
+    if start + page_size < order.len() {
+        body["nextPageToken"] = json!(page_token(start + page_size, &q));
+    }
+    let default = "kind,nextPageToken,incompleteSearch,files(kind,id,name,mimeType)";
+    let mask = parse_fields(&req.param("fields").unwrap_or_else(|| default.into()));
+    http::json(200, &select(&body, &mask))
+}
+
+fn file_json(f: &DriveFile) -> Value {
+    let owner = json!({
+        "kind": "drive#user",
+        "displayName": f.owner_name,
+        "emailAddress": f.owner_email,
+        "me": false,
+        "permissionId": format!("{:020}", dataset::fnv(&f.owner_email)),
+    });
+    let mut v = json!({
+        "kind": "drive#file",
+        "id": f.id,
+        "name": f.name,
+        "mimeType": f.mime_type,
+        "starred": false,
+        "trashed": f.trashed,
+        "explicitlyTrashed": f.trashed,
+        "parents": ["0AAcmeSharedDriveRootPVA"],
+        "webViewLink": f.web_view_link,
+        "iconLink": format!("https://drive-thirdparty.googleusercontent.com/16/type/{}", f.mime_type),
+        "createdTime": f.created_time,
+        "modifiedTime": f.modified_time,
+        "owners": [owner],
+        "lastModifyingUser": {"kind": "drive#user", "displayName": f.last_modifier_name, "me": false},
+        "shared": true,
+        "ownedByMe": false,
+        "version": (3 + dataset::fnv(&f.id) % 200).to_string(),
+    });
+    if let Some(d) = &f.description {
+        v["description"] = json!(d);
+    }
+    if f.mime_type == dataset::MIME_PDF {
+        v["size"] = json!((180_000 + dataset::fnv(&f.id) % 900_000).to_string());
+        v["fileExtension"] = json!("pdf");
+    }
+    v
+}
+
+// ---------------------------------------------------------------------------------------
+// Partial responses (`fields`)
+
+#[derive(Debug, Clone)]
+struct Mask(Vec<(String, Option<Mask>)>);
+
+fn parse_fields(spec: &str) -> Mask {
+    fn parse_list(cs: &[char], i: &mut usize) -> Mask {
+        let mut out = Vec::new();
+        let mut name = String::new();
+        while *i < cs.len() {
+            let c = cs[*i];
+            *i += 1;
+            match c {
+                ',' => {
+                    if !name.trim().is_empty() {
+                        out.push((name.trim().to_string(), None));
+                    }
+                    name.clear();
+                }
+                '(' => {
+                    let sub = parse_list(cs, i);
+                    out.push((name.trim().to_string(), Some(sub)));
+                    name.clear();
+                    if cs.get(*i) == Some(&',') {
+                        *i += 1;
+                    }
+                }
+                ')' => break,
+                c => name.push(c),
+            }
+        }
+        if !name.trim().is_empty() {
+            out.push((name.trim().to_string(), None));
+        }
+        // `a/b` is `a(b)`.
+        Mask(
+            out.into_iter()
+                .map(|(n, sub)| match n.split_once('/') {
+                    Some((head, tail)) => {
+                        (head.to_string(), Some(Mask(vec![(tail.to_string(), sub)])))
+                    }
+                    None => (n, sub),
+                })
+                .collect(),
+        )
+    }
+    let cs: Vec<char> = spec.chars().collect();
+    let mut i = 0;
+    parse_list(&cs, &mut i)
+}
+
+fn select(v: &Value, mask: &Mask) -> Value {
+    if mask.0.iter().any(|(n, _)| n == "*") {
+        return v.clone();
+    }
+    match v {
+        Value::Array(a) => Value::Array(a.iter().map(|x| select(x, mask)).collect()),
+        Value::Object(o) => {
+            let mut out = Map::new();
+            for (name, sub) in &mask.0 {
+                if let Some(x) = o.get(name) {
+                    out.insert(
+                        name.clone(),
+                        match sub {
+                            Some(m) => select(x, m),
+                            None => x.clone(),
+                        },
+                    );
+                }
+            }
+            Value::Object(out)
+        }
+        other => other.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_queries_and_masks() {
+        assert!(parse("(fullText contains 'a' or fullText contains '\"b c\"') and trashed = false and modifiedTime >= '2026-06-01T00:00:00Z'").unwrap().is_some());
+        assert!(parse("name contains 'o\\'brien' and 'x@y.z' in owners").is_ok());
+        assert!(parse("fullText = 'a'").is_err());
+        assert!(parse("bogus contains 'a'").is_err());
+        assert!(parse("fullText contains 'a").is_err());
+        let mask = parse_fields("nextPageToken,files(id,owners(displayName)),x/y");
+        let v = json!({"nextPageToken": "t", "kind": "k", "files": [{"id": "1", "name": "n", "owners": [{"displayName": "d", "me": false}]}], "x": {"y": 1, "z": 2}});
+        assert_eq!(
+            select(&v, &mask),
+            json!({"nextPageToken": "t", "files": [{"id": "1", "owners": [{"displayName": "d"}]}], "x": {"y": 1}})
+        );
+        let t = page_token(12, "q");
+        assert_eq!(parse_token(&t, "q"), Some(12));
+        assert_eq!(parse_token(&t, "r"), None);
+    }
+}
