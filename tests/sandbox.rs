@@ -199,13 +199,15 @@ async fn a_panicking_connector_is_reported_as_crashed() {
     assert_eq!(error.kind, ErrorKind::Crashed);
 }
 
-/// A component importing `wasi:sockets` (here as an empty instance) is
-/// refused at load, with the import named.
+/// A component importing WASI's HTTP (here as an empty instance) is
+/// refused at load, with the import named: the only way out is the
+/// contract's `http`.
 #[tokio::test]
 async fn an_import_outside_the_allow_list_is_refused_at_load() {
     let h = hostile().await;
     let component =
-        wat::parse_str(r#"(component (import "wasi:sockets/tcp@0.2.0" (instance)))"#).unwrap();
+        wat::parse_str(r#"(component (import "wasi:http/outgoing-handler@0.2.0" (instance)))"#)
+            .unwrap();
     std::fs::write(h.plugins.path().join("sneaky.wasm"), component).unwrap();
     let manifest = std::fs::read_to_string(h.plugins.path().join("hostile.toml"))
         .unwrap()
@@ -215,7 +217,7 @@ async fn an_import_outside_the_allow_list_is_refused_at_load() {
     assert_eq!(report.refused.len(), 1);
     let why = &h.registry.problems()["sneaky"];
     assert!(
-        why.contains("wasi:sockets/tcp@0.2.0") && why.contains("does not allow"),
+        why.contains("wasi:http/outgoing-handler@0.2.0") && why.contains("does not allow"),
         "{why}"
     );
     assert!(h.registry.get("sneaky").is_none());
@@ -231,4 +233,21 @@ async fn wasi_imports_get_a_deny_all_context() {
         .await
         .unwrap();
     assert_eq!(docs[0].content, "env=0 args=0 cwd=none");
+}
+
+/// WASI's sockets load (componentize-py links them into every Python
+/// component) and refuse everything: no TCP or UDP socket can be created
+/// and no name looked up.
+#[tokio::test]
+async fn wasi_sockets_refuse_every_socket_and_lookup() {
+    let h = Harness::start(&["wasi-probe"]).await;
+    let docs = h
+        .search("wasi-probe", &request("sockets", 1))
+        .await
+        .unwrap();
+    assert_eq!(
+        docs[0].content,
+        "tcp=access-denied udp=access-denied dns=permanent-resolver-failure"
+    );
+    assert!(h.fake.requests().is_empty());
 }

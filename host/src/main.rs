@@ -1,5 +1,5 @@
-//! The `quarry` command: `serve`, `admin`, `demo`. Kept thin: each
-//! subcommand calls into the library.
+//! The `quarry` command: `serve`, `admin`, `demo`, `connector`. Kept thin:
+//! each subcommand calls into the library.
 
 use std::path::PathBuf;
 
@@ -35,6 +35,11 @@ enum Command {
     },
     /// Start fake upstreams and the server with demo users, all embedded.
     Demo(quarry::demo::DemoArgs),
+    /// Write, check and install connectors: `new`, `check`, `install`.
+    Connector {
+        #[command(subcommand)]
+        command: quarry::connector_kit::ConnectorCommand,
+    },
     /// Measure the ranking of /v1/query on a BEIR-format folder.
     EvalRanking {
         /// Folder with corpus.jsonl, queries.jsonl and qrels/test.tsv.
@@ -77,6 +82,7 @@ async fn main() -> Result<()> {
             quarry::logging::init("text");
             quarry::demo::run(args).await
         }
+        Command::Connector { command } => std::process::exit(quarry::connector_kit::run(command)),
         Command::EvalRanking {
             dir,
             model_dir,

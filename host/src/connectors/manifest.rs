@@ -13,6 +13,7 @@ use anyhow::{Context, Result, bail};
 use serde::Deserialize;
 
 use super::pattern::UrlPattern;
+use super::problem::{Problem, join_errors};
 
 /// The contract versions this host can run, by major version.
 pub const SUPPORTED_WIT_MAJORS: &[u64] = &[1];
@@ -272,10 +273,71 @@ impl Manifest {
             bail!(
                 "manifest has {} problem(s): {}",
                 problems.len(),
-                problems.join("; ")
+                join_errors(&problems)
             );
         }
-        Ok(manifest.expect("no problems means a manifest"))
+        Ok(manifest)
+    }
+
+    /// Parses and validates a manifest without stopping at its errors: the
+    /// manifest as far as it could be read (none when it is not valid
+    /// TOML or misses a required key) and every error found. [`parse`]
+    /// is this, refusing any error.
+    ///
+    /// [`parse`]: Manifest::parse
+    pub fn parse_reporting(text: &str) -> (Option<Manifest>, Vec<Problem>) {
+        match toml::from_str::<RawManifest>(text) {
+            Ok(raw) => {
+                let mut problems = Vec::new();
+                let manifest = raw.validate(&mut problems);
+                (Some(manifest), problems)
+            }
+            Err(e) => (
+                None,
+                vec![Problem::error(
+                    "toml",
+                    format!("manifest is not valid TOML: {}", e.to_string().trim_end()),
+                )],
+            ),
+        }
+    }
+
+    /// What the host accepts but a reviewer should look at twice: no way
+    /// to revoke the user's token at the vendor, and read-only scopes whose
+    /// names suggest writing. The host never acts on these; `quarry
+    /// connector check` prints them.
+    pub fn warnings(&self) -> Vec<Problem> {
+        let mut warnings = Vec::new();
+        let takes_credential = self.auth.scheme != AuthScheme::None;
+        match &self.oauth {
+            Some(oauth) if oauth.revoke.is_none() => warnings.push(Problem::warning(
+                "no-revocation",
+                "oauth has no revoke endpoint: when a user deletes their data, their token \
+                 cannot be revoked at the vendor (add [oauth] revoke if the vendor has one)",
+            )),
+            None if takes_credential => warnings.push(Problem::warning(
+                "no-revocation",
+                "no [oauth] section, so no revoke endpoint: when a user deletes their data, \
+                 their token cannot be revoked at the vendor",
+            )),
+            _ => {}
+        }
+        for scope in self.oauth.iter().flat_map(|o| &o.scopes) {
+            let words: Vec<String> = scope
+                .split(|c: char| !c.is_ascii_alphanumeric())
+                .map(str::to_ascii_lowercase)
+                .collect();
+            if let Some(word) = words.iter().find(|w| WRITE_WORDS.contains(&w.as_str())) {
+                warnings.push(Problem::warning(
+                    "scope-name",
+                    format!(
+                        "oauth scope {scope:?} is marked read-only but its name says {word:?}: \
+                         check the vendor's documentation"
+                    ),
+                ));
+            }
+        }
+        warnings
     }
 
     /// The major version of the contract this connector targets.
@@ -288,36 +350,47 @@ impl Manifest {
     }
 }
 
+/// Words in a scope's name that usually mean it grants writes.
+const WRITE_WORDS: &[&str] = &[
+    "write", "admin", "delete", "manage", "modify", "send", "create", "update", "edit",
+];
+
 impl RawManifest {
-    fn validate(self, problems: &mut Vec<String>) -> Option<Manifest> {
+    fn validate(self, problems: &mut Vec<Problem>) -> Manifest {
         if !is_valid_id(&self.id) {
-            problems.push(format!(
+            problems.push(Problem::error("id", format!(
                 "id {:?} must be 1-64 characters of a-z, 0-9, '-' and '_', starting with a letter",
                 self.id
-            ));
+            )));
         }
         if self.label.trim().is_empty() {
-            problems.push("label is empty".into());
+            problems.push(Problem::error("label", "label is empty"));
         }
         match parse_semver_major(&self.wit) {
             Some(major) if SUPPORTED_WIT_MAJORS.contains(&major) => {}
-            Some(_) => problems.push(format!(
-                "wit version {} is not supported by this host (supported majors: {:?})",
-                self.wit, SUPPORTED_WIT_MAJORS
+            Some(_) => problems.push(Problem::error(
+                "wit-version",
+                format!(
+                    "wit version {} is not supported by this host (supported majors: {:?})",
+                    self.wit, SUPPORTED_WIT_MAJORS
+                ),
             )),
-            None => problems.push(format!(
-                "wit {:?} is not a version like \"1.0.0\"",
-                self.wit
+            None => problems.push(Problem::error(
+                "wit-version",
+                format!("wit {:?} is not a version like \"1.0.0\"", self.wit),
             )),
         }
         if self.routes.is_empty() {
-            problems.push("no routes: a connector must declare what it may fetch".into());
+            problems.push(Problem::error(
+                "routes",
+                "no routes: a connector must declare what it may fetch",
+            ));
         }
         let mut routes = Vec::new();
         for (i, raw) in self.routes.into_iter().enumerate() {
             match raw.validate() {
                 Ok(route) => routes.push(route),
-                Err(e) => problems.push(format!("routes[{i}]: {e:#}")),
+                Err(problem) => problems.push(problem.within(&format!("routes[{i}]"))),
             }
         }
         let auth = validate_auth(self.auth, &routes, problems);
@@ -330,16 +403,22 @@ impl RawManifest {
             ("memory_bytes", self.limits.memory_bytes),
         ] {
             if value == Some(0) {
-                problems.push(format!("limits.{name} must be positive"));
+                problems.push(Problem::error(
+                    "limits",
+                    format!("limits.{name} must be positive"),
+                ));
             }
         }
         let mut seen = BTreeSet::new();
         for s in &self.settings {
             if !seen.insert(&s.name) {
-                problems.push(format!("setting {:?} is declared twice", s.name));
+                problems.push(Problem::error(
+                    "settings",
+                    format!("setting {:?} is declared twice", s.name),
+                ));
             }
         }
-        Some(Manifest {
+        Manifest {
             id: self.id,
             label: self.label,
             version: self.version,
@@ -350,25 +429,36 @@ impl RawManifest {
             oauth,
             limits: self.limits,
             settings: self.settings,
-        })
+        }
     }
 }
 
 impl RawRoute {
-    fn validate(self) -> Result<Route> {
-        let url = UrlPattern::parse(&self.url)?;
+    fn validate(self) -> Result<Route, Problem> {
+        let url =
+            UrlPattern::parse(&self.url).map_err(|e| Problem::error("route", format!("{e:#}")))?;
         match (self.method, self.kind) {
             (Method::Get | Method::Head, RouteKind::Read) => {}
             (Method::Post, RouteKind::Query | RouteKind::Graphql) => {}
-            (Method::Post, RouteKind::Read) => bail!(
-                "POST {} is not marked as a query route (kind = \"query\" or \"graphql\"): \
-                 POST is allowed only where it reads",
-                self.url
-            ),
-            (m, k) => bail!(
-                "{} with kind {k:?} makes no sense: query and graphql routes are POST",
-                m.as_str()
-            ),
+            (Method::Post, RouteKind::Read) => {
+                return Err(Problem::error(
+                    "post-not-query",
+                    format!(
+                        "POST {} is not marked as a query route (kind = \"query\" or \"graphql\"): \
+                         POST is allowed only where it reads",
+                        self.url
+                    ),
+                ));
+            }
+            (m, k) => {
+                return Err(Problem::error(
+                    "route",
+                    format!(
+                        "{} with kind {k:?} makes no sense: query and graphql routes are POST",
+                        m.as_str()
+                    ),
+                ));
+            }
         }
         Ok(Route {
             method: self.method,
@@ -378,26 +468,36 @@ impl RawRoute {
     }
 }
 
-fn validate_auth(raw: RawAuth, routes: &[Route], problems: &mut Vec<String>) -> Auth {
+fn validate_auth(raw: RawAuth, routes: &[Route], problems: &mut Vec<Problem>) -> Auth {
     let scheme = match (raw.scheme.as_deref().unwrap_or("bearer"), raw.header) {
         ("bearer", None) => AuthScheme::Bearer,
         ("none", None) => AuthScheme::None,
         ("header", Some(h)) if is_header_name(&h) => AuthScheme::Header(h.to_ascii_lowercase()),
         ("header", Some(h)) => {
-            problems.push(format!("auth.header {h:?} is not a header name"));
+            problems.push(Problem::error(
+                "auth",
+                format!("auth.header {h:?} is not a header name"),
+            ));
             AuthScheme::None
         }
         ("header", None) => {
-            problems.push("auth.scheme = \"header\" needs auth.header".into());
+            problems.push(Problem::error(
+                "auth",
+                "auth.scheme = \"header\" needs auth.header",
+            ));
             AuthScheme::None
         }
         (other, Some(_)) if other != "header" => {
-            problems.push("auth.header is only meaningful with scheme = \"header\"".into());
+            problems.push(Problem::error(
+                "auth",
+                "auth.header is only meaningful with scheme = \"header\"",
+            ));
             AuthScheme::None
         }
         (other, _) => {
-            problems.push(format!(
-                "auth.scheme {other:?} is not one of bearer, header, none"
+            problems.push(Problem::error(
+                "auth",
+                format!("auth.scheme {other:?} is not one of bearer, header, none"),
             ));
             AuthScheme::None
         }
@@ -408,7 +508,7 @@ fn validate_auth(raw: RawAuth, routes: &[Route], problems: &mut Vec<String>) -> 
             .filter_map(|h| match UrlPattern::parse_host(h) {
                 Ok(p) => Some(p),
                 Err(e) => {
-                    problems.push(format!("auth.hosts: {e:#}"));
+                    problems.push(Problem::error("auth", format!("auth.hosts: {e:#}")));
                     None
                 }
             })
@@ -418,29 +518,41 @@ fn validate_auth(raw: RawAuth, routes: &[Route], problems: &mut Vec<String>) -> 
     Auth { scheme, hosts }
 }
 
-fn validate_oauth(raw: RawOAuth, problems: &mut Vec<String>) -> OAuth {
+fn validate_oauth(raw: RawOAuth, problems: &mut Vec<Problem>) -> OAuth {
     for (what, url) in [
         ("authorize_url", &raw.authorize_url),
         ("token_url", &raw.token_url),
     ] {
         if !url.starts_with("https://") {
-            problems.push(format!("oauth.{what} must be an https URL"));
+            problems.push(Problem::error(
+                "oauth",
+                format!("oauth.{what} must be an https URL"),
+            ));
         }
     }
     if let Some(revoke) = &raw.revoke {
         if !revoke.url.starts_with("https://") {
-            problems.push("oauth.revoke.url must be an https URL".into());
+            problems.push(Problem::error(
+                "oauth",
+                "oauth.revoke.url must be an https URL",
+            ));
         }
         if !matches!(revoke.method.as_str(), "POST" | "DELETE") {
-            problems.push(format!(
-                "oauth.revoke.method {:?} is not POST or DELETE",
-                revoke.method
+            problems.push(Problem::error(
+                "oauth",
+                format!(
+                    "oauth.revoke.method {:?} is not POST or DELETE",
+                    revoke.method
+                ),
             ));
         }
         if !matches!(revoke.style.as_str(), "form" | "bearer" | "json") {
-            problems.push(format!(
-                "oauth.revoke.style {:?} is not form, bearer or json",
-                revoke.style
+            problems.push(Problem::error(
+                "oauth",
+                format!(
+                    "oauth.revoke.style {:?} is not form, bearer or json",
+                    revoke.style
+                ),
             ));
         }
     }
@@ -449,9 +561,12 @@ fn validate_oauth(raw: RawOAuth, problems: &mut Vec<String>) -> OAuth {
         if scope.read_only {
             scopes.push(scope.name);
         } else {
-            problems.push(format!(
-                "oauth scope {:?} is not read-only: Quarry requests only read-only scopes",
-                scope.name
+            problems.push(Problem::error(
+                "write-scope",
+                format!(
+                    "oauth scope {:?} is not read-only: Quarry requests only read-only scopes",
+                    scope.name
+                ),
             ));
         }
     }

@@ -7,17 +7,21 @@
 //!   redirects, caps, credential injection);
 //! - [`runtime`]: wasmtime: compiling, caching, instantiating and calling
 //!   components. Nothing outside `runtime` touches wasmtime;
-//! - [`registry`]: the plugins folder, loaded and hot-reloaded.
+//! - [`registry`]: the plugins folder, loaded and hot-reloaded;
+//! - [`problem`]: what is wrong with a connector, as the load path finds it
+//!   (the registry refuses errors; `quarry connector check` lists them all).
 
 pub mod graphql;
 pub mod manifest;
 pub mod pattern;
 pub mod policy;
+pub mod problem;
 pub mod registry;
 pub mod runtime;
 pub mod upstream;
 
 pub use manifest::{Manifest, SandboxLimits};
+pub use problem::{Problem, Severity};
 pub use registry::{Registry, RegistryConfig};
 pub use runtime::{Runtime, RuntimeConfig};
 pub use upstream::NetworkConfig;

@@ -10,10 +10,11 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, SystemTime};
 
-use anyhow::{Context, Result, ensure};
+use anyhow::{Context, Result, bail};
 
-use super::manifest::Manifest;
-use super::runtime::{LoadedComponent, Runtime};
+use super::manifest::{Manifest, SUPPORTED_WIT_MAJORS};
+use super::problem::{Problem, join_errors};
+use super::runtime::{Inspection, LoadedComponent, Runtime};
 use super::{ConnectorError, Document, ErrorKind, SearchRequest};
 use crate::secret::Secret;
 
@@ -220,26 +221,138 @@ impl Registry {
 }
 
 /// Loads one connector from its two files, exactly as the registry does
-/// (also used by `quarry connector check`).
+/// (`quarry connector check` runs the same path through [`inspect`]).
 pub fn load(runtime: &Runtime, id: &str, wasm_path: &Path, toml_path: &Path) -> Result<Connector> {
-    let text = std::fs::read_to_string(toml_path)
-        .with_context(|| format!("reading {}", toml_path.display()))?;
-    let manifest = Manifest::parse(&text).with_context(|| format!("in {}", toml_path.display()))?;
-    ensure!(
-        manifest.id == id,
-        "the manifest's id {:?} does not match its file name {id:?}",
-        manifest.id
+    let inspection = inspect(runtime, id, wasm_path, toml_path, false);
+    match inspection.connector {
+        Some(connector) => Ok(connector),
+        None => bail!("{}", join_errors(&inspection.problems)),
+    }
+}
+
+/// What [`inspect`] found in a pair of files.
+pub struct PairInspection {
+    /// The connector, ready to serve, when there is no error.
+    pub connector: Option<Connector>,
+    /// The manifest as far as it could be read.
+    pub manifest: Option<Manifest>,
+    /// What the runtime found in the component (none when it was not read).
+    pub component: Option<Inspection>,
+    /// Errors (the registry refuses the pair) and warnings, in the order
+    /// the load path meets them.
+    pub problems: Vec<Problem>,
+}
+
+/// The registry's load path, reporting its problems. With `keep_going`
+/// false it stops where [`load`] stops (after the manifest's problems,
+/// after an id that does not match the file name, or an unreadable
+/// component); with `keep_going` it looks at the component even then,
+/// against the contract major the component itself exports when the
+/// manifest cannot say, and adds the manifest's warnings.
+pub fn inspect(
+    runtime: &Runtime,
+    id: &str,
+    wasm_path: &Path,
+    toml_path: &Path,
+    keep_going: bool,
+) -> PairInspection {
+    let mut out = PairInspection {
+        connector: None,
+        manifest: None,
+        component: None,
+        problems: Vec::new(),
+    };
+    let in_toml = format!("in {}", toml_path.display());
+    match std::fs::read_to_string(toml_path) {
+        Err(e) => out.problems.push(Problem::error(
+            "unreadable",
+            format!("reading {}: {e}", toml_path.display()),
+        )),
+        Ok(text) => {
+            let (manifest, problems) = Manifest::parse_reporting(&text);
+            match problems.len() {
+                0 => {}
+                // The message `Manifest::parse` gives, for the log.
+                n if !keep_going && manifest.is_some() => out.problems.push(Problem::error(
+                    problems[0].code,
+                    format!(
+                        "{in_toml}: manifest has {n} problem(s): {}",
+                        join_errors(&problems)
+                    ),
+                )),
+                _ => out
+                    .problems
+                    .extend(problems.into_iter().map(|p| p.within(&in_toml))),
+            }
+            if let Some(manifest) = &manifest
+                && manifest.id != id
+            {
+                out.problems.push(Problem::error(
+                    "id-mismatch",
+                    format!(
+                        "the manifest's id {:?} does not match its file name {id:?}",
+                        manifest.id
+                    ),
+                ));
+            }
+            out.manifest = manifest;
+        }
+    }
+    if !keep_going && !out.problems.is_empty() {
+        return out;
+    }
+    let wasm = match std::fs::read(wasm_path) {
+        Ok(wasm) => wasm,
+        Err(e) => {
+            out.problems.push(Problem::error(
+                "unreadable",
+                format!("reading {}: {e}", wasm_path.display()),
+            ));
+            return out;
+        }
+    };
+    let wit_major = out
+        .manifest
+        .as_ref()
+        .map(Manifest::wit_major)
+        .filter(|major| SUPPORTED_WIT_MAJORS.contains(major));
+    let mut inspection = runtime.inspect(&wasm, wit_major);
+    let in_wasm = format!("in {}", wasm_path.display());
+    out.problems.extend(
+        inspection
+            .problems
+            .iter()
+            .cloned()
+            .map(|p| p.within(&in_wasm)),
     );
-    let wasm =
-        std::fs::read(wasm_path).with_context(|| format!("reading {}", wasm_path.display()))?;
-    let component = runtime
-        .load(&wasm, &manifest)
-        .with_context(|| format!("in {}", wasm_path.display()))?;
-    Ok(Connector {
-        manifest: Arc::new(manifest),
-        component,
-        loaded_at: SystemTime::now(),
-    })
+    if keep_going && let Some(manifest) = &out.manifest {
+        out.problems.extend(manifest.warnings());
+        if let Some(contract) = &inspection.contract
+            && contract != &manifest.wit
+            && inspection.problems.is_empty()
+        {
+            out.problems.push(Problem::warning(
+                "wit-version",
+                format!(
+                    "the manifest declares wit {} but the component exports search@{contract}: \
+                     make `wit` the version the component was built against",
+                    manifest.wit
+                ),
+            ));
+        }
+    }
+    let component = inspection.component.take();
+    if let (Some(component), Some(manifest)) = (component, &out.manifest)
+        && !out.problems.iter().any(Problem::is_error)
+    {
+        out.connector = Some(Connector {
+            manifest: Arc::new(manifest.clone()),
+            component,
+            loaded_at: SystemTime::now(),
+        });
+    }
+    out.component = Some(inspection);
+    out
 }
 
 type Pair = (Stamp, PathBuf, PathBuf);

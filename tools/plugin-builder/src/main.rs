@@ -12,6 +12,12 @@
 //! the sandbox) are built too, and every plugin is written to that folder:
 //! test plugins never land in a folder a server loads by default.
 //!
+//! A crate may be a member of this workspace (the repository's connectors)
+//! or a workspace of its own (a `[workspace]` table in its Cargo.toml, as
+//! `quarry connector new` writes, anywhere on disk): members are built in
+//! one cargo run, the others each with `--manifest-path`. Either needs a
+//! `plugin` profile (the workspace's, or the crate's own).
+//!
 //! The wasm32 standard library comes from rustup's target when it is
 //! installed. Otherwise Debian's `rustc-web`, `cargo-web`, `rust-web-src` and
 //! `lld-19` build it from source (`-Z build-std`, with `RUSTC_BOOTSTRAP=1`);
@@ -48,7 +54,8 @@ fn main() -> Result<()> {
                 return Ok(());
             }
             other if other.starts_with('-') => bail!("unknown option {other}"),
-            dir => crates.push(PathBuf::from(dir)),
+            // Absolute: cargo runs from the workspace root, not from here.
+            dir => crates.push(std::path::absolute(dir).context("a crate folder")?),
         }
     }
     if crates.is_empty() {
@@ -65,7 +72,17 @@ fn main() -> Result<()> {
         .iter()
         .map(|dir| package_name(dir))
         .collect::<Result<_>>()?;
-    toolchain.build(&root, &packages)?;
+    let mut members = Vec::new();
+    for (dir, package) in all.iter().zip(&packages) {
+        if is_standalone(dir)? {
+            toolchain.build(&root, Build::Standalone(dir))?;
+        } else {
+            members.push(package.clone());
+        }
+    }
+    if !members.is_empty() {
+        toolchain.build(&root, Build::Members(&members))?;
+    }
     let module_of = |package: &str| {
         root.join("target/wasm")
             .join(TARGET)
@@ -86,6 +103,14 @@ fn main() -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// What one cargo run builds.
+enum Build<'a> {
+    /// Packages of this workspace.
+    Members(&'a [String]),
+    /// A crate that is a workspace of its own.
+    Standalone(&'a Path),
 }
 
 /// Which compiler builds the wasm32 modules.
@@ -121,7 +146,7 @@ impl Toolchain {
         Ok(Toolchain::DebianBuildStd)
     }
 
-    fn build(&self, root: &Path, packages: &[String]) -> Result<()> {
+    fn build(&self, root: &Path, what: Build) -> Result<()> {
         let mut command = match self {
             Toolchain::Rustup => Command::new("cargo"),
             Toolchain::DebianBuildStd => {
@@ -144,8 +169,15 @@ impl Toolchain {
         if let Toolchain::DebianBuildStd = self {
             command.args(["-Z", "build-std=std,panic_abort"]);
         }
-        for package in packages {
-            command.args(["-p", package]);
+        match what {
+            Build::Members(packages) => {
+                for package in packages {
+                    command.args(["-p", package]);
+                }
+            }
+            Build::Standalone(dir) => {
+                command.arg("--manifest-path").arg(dir.join("Cargo.toml"));
+            }
         }
         let status = command
             .status()
@@ -234,6 +266,14 @@ fn connector_crates(dir: &Path) -> Result<Vec<PathBuf>> {
     }
     found.sort();
     Ok(found)
+}
+
+/// Whether the crate is a workspace of its own (not a member of ours).
+fn is_standalone(crate_dir: &Path) -> Result<bool> {
+    let text = std::fs::read_to_string(crate_dir.join("Cargo.toml"))
+        .with_context(|| format!("{} has no Cargo.toml", crate_dir.display()))?;
+    let table: toml::Table = toml::from_str(&text)?;
+    Ok(table.contains_key("workspace"))
 }
 
 fn package_name(crate_dir: &Path) -> Result<String> {

@@ -3,12 +3,19 @@
 //! A connector may import the contract's `http` and `log` interfaces, and,
 //! so that components built for `wasm32-wasip2` (or by componentize-py and
 //! jco) load, the parts of WASI 0.2 that the deny-all WASI context answers
-//! with nothing. Sockets, HTTP and anything else are refused at load time,
+//! with nothing. WASI's HTTP and anything else are refused at load time,
 //! with the offending import named.
+//!
+//! componentize-py links all of WASI into every Python component, sockets
+//! included, so the socket interfaces are on the list too, answered by the
+//! same deny-all context: it refuses to create a TCP or UDP socket and to
+//! look a name up, and lets no address through (`state.rs`; proved by the
+//! sandbox tests). The only way out stays `quarry:connector/http`.
 
 use anyhow::{Result, bail};
 
 use super::v1;
+use crate::connectors::problem::Problem;
 
 /// WASI 0.2 interfaces answered by the deny-all context.
 const DENY_ALL_WASI: &[&str] = &[
@@ -32,6 +39,15 @@ const DENY_ALL_WASI: &[&str] = &[
     "wasi:cli/terminal-stderr",
     "wasi:filesystem/types",
     "wasi:filesystem/preopens",
+    // Refused at run time by the deny-all context: no TCP, no UDP, no name
+    // lookups, no address allowed.
+    "wasi:sockets/network",
+    "wasi:sockets/instance-network",
+    "wasi:sockets/tcp",
+    "wasi:sockets/tcp-create-socket",
+    "wasi:sockets/udp",
+    "wasi:sockets/udp-create-socket",
+    "wasi:sockets/ip-name-lookup",
 ];
 
 /// What the imports of a component say about it.
@@ -46,8 +62,22 @@ pub fn check<'a>(
     wit_major: u64,
     imports: impl IntoIterator<Item = &'a str>,
 ) -> Result<ImportSummary> {
+    let (summary, problems) = inspect(wit_major, imports);
+    if !problems.is_empty() {
+        bail!("{}", crate::connectors::problem::join_errors(&problems));
+    }
+    Ok(summary)
+}
+
+/// Like [`check`], with one problem per refused import (`import` outside
+/// the allow-list, `wit-version` for the contract's own interfaces at
+/// another major version).
+pub fn inspect<'a>(
+    wit_major: u64,
+    imports: impl IntoIterator<Item = &'a str>,
+) -> (ImportSummary, Vec<Problem>) {
     let mut uses_wasi = false;
-    let mut refused = Vec::new();
+    let mut problems = Vec::new();
     for name in imports {
         let (interface, version) = name.split_once('@').unwrap_or((name, ""));
         let major = version
@@ -56,24 +86,28 @@ pub fn check<'a>(
             .and_then(|m| m.parse::<u64>().ok());
         if interface == v1::HTTP_IMPORT || interface == v1::LOG_IMPORT {
             if major != Some(wit_major) {
-                refused.push(format!(
-                    "{name} (the manifest declares contract major {wit_major})"
+                problems.push(Problem::error(
+                    "wit-version",
+                    format!(
+                        "component imports {name}, but the manifest declares contract major {wit_major}: \
+                         build against the wit/ folder of the version the manifest names"
+                    ),
                 ));
             }
         } else if DENY_ALL_WASI.contains(&interface) && version.starts_with("0.2.") {
             uses_wasi = true;
         } else {
-            refused.push(name.to_string());
+            problems.push(Problem::error(
+                "import",
+                format!(
+                    "component imports {name}, which the connector contract does not allow: a connector may \
+                     import only quarry:connector/http and quarry:connector/log (plus a deny-all WASI 0.2 \
+                     without http)"
+                ),
+            ));
         }
     }
-    if !refused.is_empty() {
-        bail!(
-            "component imports {}, which the connector contract does not allow: a connector may import only \
-             quarry:connector/http and quarry:connector/log (plus a deny-all subset of WASI 0.2 without sockets or http)",
-            refused.join(", ")
-        );
-    }
-    Ok(ImportSummary { uses_wasi })
+    (ImportSummary { uses_wasi }, problems)
 }
 
 #[cfg(test)]
@@ -102,12 +136,49 @@ mod tests {
 
     #[test]
     fn anything_else_is_refused_by_name() {
-        let err = check(1, ["quarry:connector/http@1.0.0", "wasi:sockets/tcp@0.2.0"])
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("wasi:sockets/tcp@0.2.0"), "{err}");
-        assert!(check(1, ["wasi:http/outgoing-handler@0.2.0"]).is_err());
+        let err = check(
+            1,
+            [
+                "quarry:connector/http@1.0.0",
+                "wasi:http/outgoing-handler@0.2.0",
+            ],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("wasi:http/outgoing-handler@0.2.0"), "{err}");
+        assert!(check(1, ["wasi:http/types@0.2.0"]).is_err());
+        assert!(check(1, ["wasi:sockets/tcp@0.3.0"]).is_err());
         assert!(check(1, ["quarry:connector/http@2.0.0"]).is_err());
         assert!(check(1, ["env"]).is_err());
+    }
+
+    #[test]
+    fn every_refused_import_is_a_problem_of_its_own() {
+        let (_, problems) = inspect(
+            1,
+            ["wasi:http/types@0.2.0", "quarry:connector/log@2.0.0", "env"],
+        );
+        let codes: Vec<_> = problems.iter().map(|p| p.code).collect();
+        assert_eq!(codes, ["import", "wit-version", "import"]);
+    }
+
+    #[test]
+    fn python_components_wasi_imports_pass() {
+        // What componentize-py 0.25.1 imports besides the contract.
+        let s = check(
+            1,
+            [
+                "wasi:sockets/network@0.2.9",
+                "wasi:sockets/instance-network@0.2.9",
+                "wasi:sockets/udp@0.2.9",
+                "wasi:sockets/udp-create-socket@0.2.9",
+                "wasi:sockets/tcp@0.2.9",
+                "wasi:sockets/tcp-create-socket@0.2.9",
+                "wasi:sockets/ip-name-lookup@0.2.9",
+                "wasi:filesystem/preopens@0.2.9",
+            ],
+        )
+        .unwrap();
+        assert!(s.uses_wasi);
     }
 }

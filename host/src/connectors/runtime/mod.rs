@@ -3,7 +3,8 @@
 //! - one [`Engine`] with the pooling allocator and epoch interruption;
 //! - [`Runtime::load`] compiles a component (or loads its serialized
 //!   artifact from the cache), checks its imports against the allow-list and
-//!   pre-links it into an `InstancePre`;
+//!   pre-links it into an `InstancePre`; [`Runtime::inspect`] is the same
+//!   path reporting every problem (for `quarry connector check`);
 //! - [`Runtime::search`] makes a fresh Store per call, instantiates, calls
 //!   `search`, and drops everything. Deadlines trap, memory is capped, and
 //!   every fetch goes through [`crate::connectors::upstream`].
@@ -27,6 +28,7 @@ use wasmtime::{
 
 use self::state::CallState;
 use super::manifest::{Manifest, SandboxLimits};
+use super::problem::{Problem, join_errors};
 use super::upstream::{NetworkConfig, Upstream};
 use super::{ConnectorError, Document, ErrorKind, SearchRequest};
 use crate::secret::Secret;
@@ -95,6 +97,22 @@ pub struct LoadedComponent {
     pub digest: String,
 }
 
+/// What [`Runtime::inspect`] found in a component.
+pub struct Inspection {
+    /// The component, ready to run, when no problem was found.
+    pub component: Option<LoadedComponent>,
+    pub problems: Vec<Problem>,
+    /// The component's import and export names, as it declares them.
+    pub imports: Vec<String>,
+    pub exports: Vec<String>,
+    /// The contract version of its `search` export (`1.0.0`), if any.
+    pub contract: Option<String>,
+    /// SHA-256 of the component's bytes (empty when it did not compile).
+    pub digest: String,
+    /// Compiling (or loading the cached artifact), checking and linking.
+    pub load_time: Duration,
+}
+
 /// The bindings of the contract version the component targets.
 enum Bindings {
     V1(v1::Pre),
@@ -136,46 +154,136 @@ impl Runtime {
     /// the contract its manifest declares. Slow (compilation): call it off
     /// the async executor.
     pub fn load(&self, wasm: &[u8], manifest: &Manifest) -> Result<LoadedComponent> {
+        let inspection = self.inspect(wasm, Some(manifest.wit_major()));
+        match inspection.component {
+            Some(component) => Ok(component),
+            None => bail!("{}", join_errors(&inspection.problems)),
+        }
+    }
+
+    /// [`Runtime::load`] without stopping at the first problem: compiles
+    /// the component, then checks its imports against the allow-list, its
+    /// export against contract major `wit_major` (`None`: the major the
+    /// component itself exports) and links it, reporting every problem
+    /// found. The component is there only when there is none.
+    pub fn inspect(&self, wasm: &[u8], wit_major: Option<u64>) -> Inspection {
         let inner = &self.inner;
-        let (component, digest) = cache::compile(&inner.engine, inner.cache_dir.as_deref(), wasm)?;
+        let started = Instant::now();
+        let mut inspection = Inspection {
+            component: None,
+            problems: Vec::new(),
+            imports: Vec::new(),
+            exports: Vec::new(),
+            contract: None,
+            digest: String::new(),
+            load_time: Duration::ZERO,
+        };
+        let (component, digest) =
+            match cache::compile(&inner.engine, inner.cache_dir.as_deref(), wasm) {
+                Ok(compiled) => compiled,
+                Err(error) => {
+                    inspection
+                        .problems
+                        .push(Problem::error("component", format!("{error:#}")));
+                    return inspection;
+                }
+            };
+        inspection.digest = digest;
         let ty = component.component_type();
-        let imports = imports::check(
-            manifest.wit_major(),
-            ty.imports(&inner.engine).map(|(name, _)| name),
-        )?;
-        let exports: Vec<&str> = ty.exports(&inner.engine).map(|(name, _)| name).collect();
-        let pre = match manifest.wit_major() {
+        inspection.imports = ty
+            .imports(&inner.engine)
+            .map(|(name, _)| name.to_string())
+            .collect();
+        inspection.exports = ty
+            .exports(&inner.engine)
+            .map(|(name, _)| name.to_string())
+            .collect();
+        let search_prefix = format!("{}@", v1::SEARCH_EXPORT);
+        inspection.contract = inspection
+            .exports
+            .iter()
+            .find_map(|e| e.strip_prefix(&search_prefix))
+            .map(String::from);
+        let exported_major = inspection
+            .contract
+            .as_deref()
+            .and_then(|v| v.split('.').next())
+            .and_then(|m| m.parse::<u64>().ok());
+        let wit_major = wit_major.or(exported_major).unwrap_or(1);
+        let (imports, import_problems) =
+            imports::inspect(wit_major, inspection.imports.iter().map(String::as_str));
+        let imports_ok = import_problems.is_empty();
+        inspection.problems.extend(import_problems);
+        let pre = match wit_major {
             1 => {
                 let wanted = format!("{}@1.", v1::SEARCH_EXPORT);
-                if !exports.iter().any(|e| e.starts_with(&wanted)) {
-                    bail!(
-                        "component does not export {}@1.x.x (it exports: {}); was it built against wit/v1?",
-                        v1::SEARCH_EXPORT,
-                        if exports.is_empty() {
-                            "nothing".to_string()
+                if !inspection.exports.iter().any(|e| e.starts_with(&wanted)) {
+                    let exports = &inspection.exports;
+                    inspection.problems.push(Problem::error(
+                        if inspection.contract.is_some() {
+                            "wit-version"
                         } else {
-                            exports.join(", ")
+                            "export"
+                        },
+                        format!(
+                            "component does not export {}@1.x.x (it exports: {}); was it built against wit/v1?",
+                            v1::SEARCH_EXPORT,
+                            if exports.is_empty() {
+                                "nothing".to_string()
+                            } else {
+                                exports.join(", ")
+                            }
+                        ),
+                    ));
+                    None
+                } else if !imports_ok {
+                    // Linking would only repeat (or, for the WASI the
+                    // host has, hide) what the allow-list said.
+                    None
+                } else {
+                    match inner.linker.instantiate_pre(&component) {
+                        Err(error) => {
+                            inspection.problems.push(Problem::error(
+                                "link",
+                                format!("linking the component: {:#}", anyhow::Error::from(error)),
+                            ));
+                            None
                         }
-                    );
+                        Ok(instance_pre) => match v1::Pre::new(instance_pre) {
+                            Ok(pre) => Some(Bindings::V1(pre)),
+                            Err(error) => {
+                                inspection.problems.push(Problem::error(
+                                    "link",
+                                    format!(
+                                        "component does not match wit/v1: {:#}",
+                                        anyhow::Error::from(error)
+                                    ),
+                                ));
+                                None
+                            }
+                        },
+                    }
                 }
-                let instance_pre = inner
-                    .linker
-                    .instantiate_pre(&component)
-                    .map_err(anyhow::Error::from)
-                    .context("linking the component")?;
-                Bindings::V1(
-                    v1::Pre::new(instance_pre)
-                        .map_err(anyhow::Error::from)
-                        .context("component does not match wit/v1")?,
-                )
             }
-            major => bail!("contract major version {major} is not supported by this host"),
+            major => {
+                inspection.problems.push(Problem::error(
+                    "wit-version",
+                    format!("contract major version {major} is not supported by this host"),
+                ));
+                None
+            }
         };
-        Ok(LoadedComponent {
-            pre,
-            imports,
-            digest,
-        })
+        inspection.load_time = started.elapsed();
+        if let Some(pre) = pre
+            && inspection.problems.is_empty()
+        {
+            inspection.component = Some(LoadedComponent {
+                pre,
+                imports,
+                digest: inspection.digest.clone(),
+            });
+        }
+        inspection
     }
 
     /// Runs one search in a fresh sandbox.

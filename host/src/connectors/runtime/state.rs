@@ -100,8 +100,11 @@ impl CallState {
 
 /// A WASI that grants nothing: no preopened directories, no environment,
 /// no arguments, no sockets, no name lookups; stdin is empty and output is
-/// discarded. Components built for `wasm32-wasip2` import WASI even when
-/// they never use it; this lets them load without giving them anything.
+/// discarded. Components built for `wasm32-wasip2` (or by componentize-py,
+/// which links all of WASI, sockets included) import WASI even when they
+/// never use it; this lets them load without giving them anything: creating
+/// a TCP or UDP socket fails with `access-denied`, a name lookup fails, and
+/// no address would pass the (default, refuse-all) address check.
 fn deny_all_wasi() -> WasiCtx {
     let mut builder = WasiCtx::builder();
     builder

@@ -1,0 +1,518 @@
+//! `quarry connector new/check/install`, through the real binary.
+//!
+//! `check` gets one fixture per rule it enforces (a planted problem in an
+//! otherwise good connector: the built Slack connector and its manifest),
+//! and the registry is asked about each fixture too: the check and the
+//! host must agree on what loads.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::Duration;
+
+use quarry::connectors::{Runtime, RuntimeConfig, registry};
+use quarry_tests::server::quarry_binary;
+use quarry_tests::{Harness, built_plugins, component_cache, repo_root, request};
+use serde_json::Value;
+
+/// `quarry connector ARGS...`.
+fn quarry(args: &[&str]) -> Output {
+    Command::new(quarry_binary())
+        .arg("connector")
+        .args(args)
+        .current_dir(repo_root())
+        .output()
+        .expect("run quarry")
+}
+
+fn text(output: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+/// `quarry connector check --json PATH`: the report and the exit status.
+fn check(path: &Path, extra: &[&str]) -> (Value, i32) {
+    let mut args = vec!["check", "--json"];
+    args.extend_from_slice(extra);
+    let path = path.to_str().unwrap();
+    args.push(path);
+    let output = quarry(&args);
+    let report: Value = serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|e| panic!("check printed no JSON ({e}): {}", text(&output)));
+    (report, output.status.code().expect("an exit status"))
+}
+
+fn codes(report: &Value, severity: &str) -> Vec<String> {
+    report["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["severity"] == severity)
+        .map(|p| p["code"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn messages(report: &Value) -> String {
+    report["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            let field = |name: &str| p[name].as_str().unwrap_or_default().to_string();
+            format!(
+                "{}[{}]: {}",
+                field("severity"),
+                field("code"),
+                field("message")
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The built Slack connector and its manifest, good as they are.
+fn slack() -> (Vec<u8>, String) {
+    let built = built_plugins();
+    (
+        std::fs::read(built.join("slack.wasm")).unwrap(),
+        std::fs::read_to_string(built.join("slack.toml")).unwrap(),
+    )
+}
+
+/// A pair `<id>.wasm` + `<id>.toml` in a folder of its own; returns the
+/// component's path (what `check` is given).
+fn fixture(dir: &Path, id: &str, wasm: &[u8], manifest: &str) -> PathBuf {
+    let path = dir.join(format!("{id}.wasm"));
+    std::fs::write(&path, wasm).unwrap();
+    std::fs::write(dir.join(format!("{id}.toml")), manifest).unwrap();
+    path
+}
+
+/// Whether the registry's own load path accepts the pair.
+fn host_loads(wasm: &Path) -> Result<(), String> {
+    let runtime = Runtime::new(RuntimeConfig {
+        cache_dir: Some(component_cache()),
+        ..RuntimeConfig::default()
+    })
+    .unwrap();
+    let id = wasm.file_stem().unwrap().to_str().unwrap();
+    registry::load(&runtime, id, wasm, &wasm.with_extension("toml"))
+        .map(|_| ())
+        .map_err(|e| format!("{e:#}"))
+}
+
+/// Checks a planted problem: the check names it with `code` (an error),
+/// exits 1, and the host refuses the pair too.
+fn assert_refused(wasm: &Path, code: &str, needle: &str) -> Value {
+    let (report, status) = check(wasm, &[]);
+    assert!(
+        codes(&report, "error").iter().any(|c| c == code),
+        "no error [{code}] in:\n{}",
+        messages(&report)
+    );
+    assert!(
+        messages(&report).contains(needle),
+        "{needle:?} is not named in:\n{}",
+        messages(&report)
+    );
+    assert_eq!(status, 1, "exit status with errors");
+    let refused = host_loads(wasm).expect_err("the host refuses what the check calls an error");
+    assert!(refused.contains(needle), "{refused}");
+    report
+}
+
+const EXTRA_IMPORT: &str = r#"(component (import "wasi:http/outgoing-handler@0.2.0" (instance)))"#;
+
+#[test]
+fn a_good_connector_passes_and_the_host_loads_it() {
+    let (report, status) = check(&built_plugins().join("slack.wasm"), &[]);
+    assert_eq!(status, 0, "{}", messages(&report));
+    assert_eq!(report["errors"], 0);
+    assert_eq!(report["warnings"], 0, "{}", messages(&report));
+    assert_eq!(report["contract"], "1.0.0");
+    assert!(report["load_ms"].as_f64().is_some());
+    assert!(
+        report["imports"]
+            .as_array()
+            .unwrap()
+            .contains(&"quarry:connector/http@1.0.0".into())
+    );
+    // The text form, as a person reads it.
+    let output = quarry(&[
+        "check",
+        built_plugins().join("slack.wasm").to_str().unwrap(),
+    ]);
+    assert!(output.status.success());
+    assert!(
+        text(&output).contains("0 error(s), 0 warning(s): the host would load this connector"),
+        "{}",
+        text(&output)
+    );
+}
+
+#[test]
+fn an_import_outside_the_allow_list_is_found() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, manifest) = slack();
+    let wasm = fixture(
+        dir.path(),
+        "slack",
+        &wat::parse_str(EXTRA_IMPORT).unwrap(),
+        &manifest,
+    );
+    let report = assert_refused(&wasm, "import", "wasi:http/outgoing-handler@0.2.0");
+    // The missing export is reported as well, not hidden by the first problem.
+    assert!(codes(&report, "error").contains(&"export".to_string()));
+}
+
+#[test]
+fn a_write_scope_is_found() {
+    let dir = tempfile::tempdir().unwrap();
+    let (wasm, manifest) = slack();
+    let manifest = manifest.replace(
+        r#"scopes = [{ name = "search:read", read_only = true }]"#,
+        r#"scopes = [{ name = "search:read", read_only = true }, { name = "chat:write", read_only = false }]"#,
+    );
+    assert!(manifest.contains("chat:write"));
+    let wasm = fixture(dir.path(), "slack", &wasm, &manifest);
+    assert_refused(&wasm, "write-scope", "\"chat:write\" is not read-only");
+}
+
+#[test]
+fn a_post_route_that_is_not_a_query_route_is_found() {
+    let dir = tempfile::tempdir().unwrap();
+    let (wasm, manifest) = slack();
+    let manifest = manifest.replace(r#"method = "GET""#, r#"method = "POST""#);
+    let wasm = fixture(dir.path(), "slack", &wasm, &manifest);
+    assert_refused(&wasm, "post-not-query", "not marked as a query route");
+}
+
+#[test]
+fn a_wit_version_the_host_does_not_run_is_found() {
+    let dir = tempfile::tempdir().unwrap();
+    let (wasm, manifest) = slack();
+    // The manifest names a contract major this host lacks.
+    let wasm_path = fixture(
+        dir.path(),
+        "slack",
+        &wasm,
+        &manifest.replace(r#"wit = "1.0.0""#, r#"wit = "2.0.0""#),
+    );
+    assert_refused(
+        &wasm_path,
+        "wit-version",
+        "wit version 2.0.0 is not supported",
+    );
+
+    // A component built against another major than its manifest says.
+    let other = tempfile::tempdir().unwrap();
+    let v2 =
+        wat::parse_str(r#"(component (import "quarry:connector/http@2.0.0" (instance)))"#).unwrap();
+    let wasm_path = fixture(other.path(), "slack", &v2, &manifest);
+    assert_refused(
+        &wasm_path,
+        "wit-version",
+        "quarry:connector/http@2.0.0, but the manifest declares contract major 1",
+    );
+
+    // Same major, another version: the host runs it, the check warns.
+    let minor = tempfile::tempdir().unwrap();
+    let wasm_path = fixture(
+        minor.path(),
+        "slack",
+        &wasm,
+        &manifest.replace(r#"wit = "1.0.0""#, r#"wit = "1.1.0""#),
+    );
+    let (report, status) = check(&wasm_path, &[]);
+    assert_eq!(status, 0, "{}", messages(&report));
+    assert_eq!(codes(&report, "warning"), ["wit-version"]);
+    host_loads(&wasm_path).expect("the host runs a component of the same major");
+}
+
+#[test]
+fn a_malformed_manifest_is_found_and_the_component_still_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let (wasm, manifest) = slack();
+    let broken = manifest.replace(r#"label = "Slack""#, r#"label = "Slack"#);
+    let wasm = fixture(dir.path(), "slack", &wasm, &broken);
+    let report = assert_refused(&wasm, "toml", "manifest is not valid TOML");
+    // The check went on to the component.
+    assert_eq!(report["contract"], "1.0.0");
+
+    // A manifest missing a required key is malformed too.
+    let other = tempfile::tempdir().unwrap();
+    let (bytes, _) = slack();
+    let no_routes = manifest.split("[[routes]]").next().unwrap().to_string();
+    let wasm = fixture(other.path(), "slack", &bytes, &no_routes);
+    assert_refused(&wasm, "toml", "routes");
+}
+
+#[test]
+fn a_missing_revocation_endpoint_is_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let (wasm, manifest) = slack();
+    let manifest: String = manifest
+        .lines()
+        .filter(|l| !l.starts_with("revoke"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let wasm = fixture(dir.path(), "slack", &wasm, &manifest);
+    let (report, status) = check(&wasm, &[]);
+    assert_eq!(codes(&report, "warning"), ["no-revocation"]);
+    assert_eq!(status, 0, "warnings alone pass");
+    host_loads(&wasm).expect("the host does not act on warnings");
+    let (_, strict) = check(&wasm, &["--deny-warnings"]);
+    assert_eq!(strict, 1);
+}
+
+#[test]
+fn a_read_only_scope_named_like_a_write_is_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let (wasm, manifest) = slack();
+    let manifest = manifest.replace(r#"name = "search:read""#, r#"name = "chat:write""#);
+    let wasm = fixture(dir.path(), "slack", &wasm, &manifest);
+    let (report, status) = check(&wasm, &[]);
+    assert_eq!(codes(&report, "warning"), ["scope-name"]);
+    assert_eq!(status, 0);
+}
+
+#[test]
+fn every_problem_is_reported_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, manifest) = slack();
+    let manifest = manifest
+        .replace(r#"id = "slack""#, r#"id = "slack-two""#)
+        .replace(r#"method = "GET""#, r#"method = "POST""#)
+        .replace("read_only = true", "read_only = false")
+        .replace("max_fetches = 4", "max_fetches = 0");
+    let wasm = fixture(
+        dir.path(),
+        "slack",
+        &wat::parse_str(EXTRA_IMPORT).unwrap(),
+        &manifest,
+    );
+    let (report, status) = check(&wasm, &[]);
+    assert_eq!(status, 1);
+    let found = codes(&report, "error");
+    for code in [
+        "id-mismatch",
+        "post-not-query",
+        "write-scope",
+        "limits",
+        "import",
+        "export",
+    ] {
+        assert!(
+            found.iter().any(|c| c == code),
+            "[{code}] missing from:\n{}",
+            messages(&report)
+        );
+    }
+}
+
+#[test]
+fn what_is_not_a_component_is_found() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, manifest) = slack();
+    let wasm = fixture(dir.path(), "slack", b"\0asm garbage", &manifest);
+    assert_refused(&wasm, "component", "compiling the component");
+}
+
+#[test]
+fn a_check_that_cannot_run_exits_2() {
+    let output = quarry(&["check", "/nonexistent/thing.wasm"]);
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+    assert!(text(&output).contains("does not exist"));
+    // A crate folder that was never built.
+    let dir = tempfile::tempdir().unwrap();
+    let output = quarry(&[
+        "new",
+        "unbuilt",
+        "--dir",
+        dir.path().join("unbuilt").to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", text(&output));
+    let output = quarry(&["check", dir.path().join("unbuilt").to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        text(&output).contains("no built component") && text(&output).contains("plugin-builder"),
+        "{}",
+        text(&output)
+    );
+}
+
+#[test]
+fn new_refuses_bad_names_and_busy_folders() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("x");
+    let output = quarry(&["new", "Bad Name", "--dir", target.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(text(&output).contains("cannot be a connector id"));
+    std::fs::create_dir_all(&target).unwrap();
+    std::fs::write(target.join("keep.txt"), "mine").unwrap();
+    let output = quarry(&["new", "acme", "--dir", target.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(text(&output).contains("not empty"));
+    assert_eq!(
+        std::fs::read_to_string(target.join("keep.txt")).unwrap(),
+        "mine"
+    );
+}
+
+/// Waits (bounded) until `condition` holds; the watcher polls every 100 ms.
+async fn eventually(what: &str, mut condition: impl FnMut() -> bool) {
+    for _ in 0..300 {
+        if condition() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("timed out waiting for: {what}");
+}
+
+/// Runs tools/plugin-builder on one crate, writing to `out`: the binary
+/// the test command built (beside `quarry`), else through cargo.
+fn plugin_builder(crate_dir: &Path, out: &Path) {
+    let built =
+        quarry_binary().with_file_name(format!("plugin-builder{}", std::env::consts::EXE_SUFFIX));
+    let mut command = if built.exists() {
+        Command::new(built)
+    } else {
+        let mut c = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+        c.args(["run", "-q", "-p", "quarry-plugin-builder", "--"]);
+        c
+    };
+    let output = command
+        .arg("--out")
+        .arg(out)
+        .arg(crate_dir)
+        .current_dir(repo_root())
+        .output()
+        .expect("run the plugin builder");
+    assert!(
+        output.status.success(),
+        "the plugin builder failed on the scaffolded crate:\n{}",
+        text(&output)
+    );
+}
+
+#[tokio::test]
+async fn new_scaffolds_a_crate_that_builds_checks_clean_and_loads() {
+    let work = tempfile::tempdir().unwrap();
+    let crate_dir = work.path().join("acme-wiki");
+    let output = quarry(&["new", "acme-wiki", "--dir", crate_dir.to_str().unwrap()]);
+    assert!(output.status.success(), "{}", text(&output));
+    for file in ["Cargo.toml", "connector.toml", "src/lib.rs", "README.md"] {
+        assert!(crate_dir.join(file).is_file(), "{file} was not written");
+    }
+    let cargo_toml = std::fs::read_to_string(crate_dir.join("Cargo.toml")).unwrap();
+    let sdk = repo_root().join("plugins/sdk");
+    assert!(
+        cargo_toml.contains(&format!("path = {:?}", sdk.display().to_string())),
+        "outside the repository, the SDK is the checkout's, by path:\n{cargo_toml}"
+    );
+
+    // Built as is; found by `check` from the crate folder (the nearest
+    // target/plugins above it).
+    plugin_builder(&crate_dir, &work.path().join("target/plugins"));
+    let (report, status) = check(&crate_dir, &[]);
+    assert_eq!(status, 0, "{}", messages(&report));
+    assert_eq!(report["errors"], 0);
+    assert_eq!(report["warnings"], 0, "{}", messages(&report));
+    assert_eq!(report["id"], "acme-wiki");
+
+    // Installed into a running registry's folder: hot-loaded.
+    let h = Harness::start(&[]).await;
+    let _watch = h.registry.watch();
+    let output = quarry(&[
+        "install",
+        crate_dir.to_str().unwrap(),
+        "--plugins-dir",
+        h.plugins.path().to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", text(&output));
+    eventually("the scaffolded connector is loaded", || {
+        h.registry.get("acme-wiki").is_some()
+    })
+    .await;
+    assert!(
+        h.registry.problems().is_empty(),
+        "{:?}",
+        h.registry.problems()
+    );
+}
+
+#[test]
+fn the_scaffolded_crate_passes_its_own_unit_tests() {
+    let work = tempfile::tempdir().unwrap();
+    let crate_dir = work.path().join("acme-docs");
+    let output = quarry(&["new", "acme-docs", "--dir", crate_dir.to_str().unwrap()]);
+    assert!(output.status.success(), "{}", text(&output));
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    // The workspace's target folder: its dependencies are already built.
+    let output = Command::new(cargo)
+        .args(["test", "-q", "--manifest-path"])
+        .arg(crate_dir.join("Cargo.toml"))
+        .env("CARGO_TARGET_DIR", repo_root().join("target/connector-kit"))
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", text(&output));
+}
+
+#[tokio::test]
+async fn install_hot_loads_into_a_running_server_and_it_answers() {
+    let h = Harness::start(&["github"]).await;
+    let _watch = h.registry.watch();
+    assert!(h.registry.get("slack").is_none());
+    let output = quarry(&[
+        "install",
+        built_plugins().join("slack.wasm").to_str().unwrap(),
+        "--plugins-dir",
+        h.plugins.path().to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", text(&output));
+    assert!(
+        text(&output).contains("installed slack 1.0.0"),
+        "{}",
+        text(&output)
+    );
+    eventually("slack is loaded", || h.registry.get("slack").is_some()).await;
+    let docs = h.search("slack", &request("invoice", 5)).await.unwrap();
+    assert!(!docs.is_empty(), "the installed connector answers");
+    // Only the pair is left: the temporary files were renamed into place.
+    let mut names: Vec<String> = std::fs::read_dir(h.plugins.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["github.toml", "github.wasm", "slack.toml", "slack.wasm"]
+    );
+
+    // A connector with errors is not installed, and the one serving stays.
+    let dir = tempfile::tempdir().unwrap();
+    let (wasm, manifest) = slack();
+    let bad = fixture(
+        dir.path(),
+        "slack",
+        &wasm,
+        &manifest.replace("read_only = true", "read_only = false"),
+    );
+    let output = quarry(&[
+        "install",
+        bad.to_str().unwrap(),
+        "--plugins-dir",
+        h.plugins.path().to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output));
+    assert!(text(&output).contains("not installed"), "{}", text(&output));
+    assert_eq!(
+        std::fs::read_to_string(h.plugins.path().join("slack.toml")).unwrap(),
+        manifest,
+        "nothing was written"
+    );
+    assert!(h.search("slack", &request("invoice", 5)).await.is_ok());
+}
