@@ -11,6 +11,8 @@ mod archive;
 mod auth;
 #[path = "api/deletion.rs"]
 mod deletion;
+#[path = "api/device.rs"]
+mod device;
 #[path = "api/document.rs"]
 mod document;
 #[path = "api/idempotency.rs"]

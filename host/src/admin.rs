@@ -30,6 +30,15 @@ pub enum Action {
         #[arg(long = "setting")]
         settings: Vec<String>,
     },
+    /// Set a user's dashboard password (argon2id), read from stdin.
+    SetPassword {
+        #[arg(long)]
+        email: String,
+        /// Read the password from stdin (the default; there is no other way,
+        /// so that it never shows in the process list or shell history).
+        #[arg(long)]
+        password_stdin: bool,
+    },
 }
 
 pub fn run(config: &Config, action: Action) -> Result<()> {
@@ -73,6 +82,21 @@ pub fn run(config: &Config, action: Action) -> Result<()> {
             println!(
                 "{}",
                 serde_json::json!({ "user_id": user.id, "connector": connector, "status": "connected" })
+            );
+        }
+        Action::SetPassword { email, .. } => {
+            let user = store
+                .user_by_email(&email)?
+                .with_context(|| format!("no user {email}"))?;
+            let mut line = String::new();
+            std::io::stdin()
+                .read_line(&mut line)
+                .context("reading the password from stdin")?;
+            let password = line.trim_end_matches(['\r', '\n']);
+            crate::dashboard::session::set_password(&store, &user.id, password)?;
+            println!(
+                "{}",
+                serde_json::json!({ "user_id": user.id, "email": user.email, "password": "set" })
             );
         }
     }

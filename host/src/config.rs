@@ -46,6 +46,8 @@ pub struct Config {
     /// connector id: used to revoke tokens (and to connect tools).
     pub oauth_clients: BTreeMap<String, OAuthClient>,
     pub deletion: DeletionConfig,
+    /// The web dashboard at `/dashboard` (sign-in, sessions, connecting tools).
+    pub dashboard: DashboardConfig,
     /// `text` (for people) or `json` (for log pipelines).
     pub log_format: String,
 }
@@ -68,6 +70,7 @@ impl Default for Config {
             webhooks: WebhookConfig::default(),
             oauth_clients: BTreeMap::new(),
             deletion: DeletionConfig::default(),
+            dashboard: DashboardConfig::default(),
             log_format: "text".into(),
         }
     }
@@ -79,6 +82,39 @@ impl Default for Config {
 pub struct OAuthClient {
     pub client_id: String,
     pub client_secret: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DashboardConfig {
+    /// The dashboard's public origin (`https://quarry.example.com`): the
+    /// OAuth redirect URI and the Origin that forms must come from. When
+    /// absent, the request's `Host` is used (fine on one address).
+    pub public_url: Option<String>,
+    /// A session ends this long after sign-in, whatever happens.
+    pub session_absolute_seconds: i64,
+    /// A session ends after this long without a request.
+    pub session_idle_seconds: i64,
+    /// Failed sign-ins allowed per address and per email within the window.
+    pub login_failures: u32,
+    pub login_window_seconds: i64,
+    /// Where a browser is sent for a vendor's authorize page, by host:
+    /// `"github.com" = "https://127.0.0.1:9443/_vendor/github.com"` (the
+    /// demo sends people to the fake vendors this way). Empty in production.
+    pub authorize_host_overrides: BTreeMap<String, String>,
+}
+
+impl Default for DashboardConfig {
+    fn default() -> Self {
+        DashboardConfig {
+            public_url: None,
+            session_absolute_seconds: 12 * 3600,
+            session_idle_seconds: 30 * 60,
+            login_failures: 5,
+            login_window_seconds: 15 * 60,
+            authorize_host_overrides: BTreeMap::new(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -36,10 +36,20 @@ pub struct DemoArgs {
 
 const USERS: [&str; 2] = ["alice", "bob"];
 
+/// The demo users' dashboard password (printed in the first line).
+pub const DEMO_PASSWORD: &str = "quarry-demo-password";
+
 /// Settings the fake company's connections need.
 fn demo_settings(connector: &str) -> Vec<(String, String)> {
     match connector {
         "github" => vec![("scope".into(), "repo:acme/shop".into())],
+        "zendesk" => vec![("subdomain".into(), "acme".into())],
+        "salesforce" => vec![(
+            "instance_url".into(),
+            "https://acme.my.salesforce.com".into(),
+        )],
+        "asana" => vec![("workspace".into(), "1201994848293001".into())],
+        "intercom" => vec![("workspace_id".into(), "ac3mepq7".into())],
         _ => Vec::new(),
     }
 }
@@ -77,14 +87,16 @@ pub async fn run(args: DemoArgs) -> Result<()> {
         "ca_cert": tls.ca.display().to_string(),
         "fake_upstreams": format!("https://{}", fake.addr()),
         "fake_upstreams_ca_cert": tls.fake_ca.display().to_string(),
-        "users": users.iter().map(|(email, token)| json!({ "email": email, "token": token.expose() })).collect::<Vec<_>>(),
+        "users": users.iter().map(|(email, token)| json!({ "email": email, "token": token.expose(), "password": DEMO_PASSWORD })).collect::<Vec<_>>(),
+        "dashboard_url": format!("https://{}/dashboard", running.addr),
     });
     println!("{first_line}");
     eprintln!(
-        "\nQuarry demo: {loaded} connectors against fake upstreams on {}.\nTry:\n  curl --cacert {} -H 'Authorization: Bearer {}' -H 'Content-Type: application/json' \\\n       -d '{{\"query\": \"checkout timeouts\"}}' {base_url}/query\nDocs: {base_url}/docs   Stop: Ctrl-C\n",
+        "\nQuarry demo: {loaded} connectors against fake upstreams on {}.\nTry:\n  curl --cacert {} -H 'Authorization: Bearer {}' -H 'Content-Type: application/json' \\\n       -d '{{\"query\": \"checkout timeouts\"}}' {base_url}/query\nDocs: {base_url}/docs   Stop: Ctrl-C\nDashboard: https://{}/dashboard (alice@acme.test, password {DEMO_PASSWORD})\n",
         fake.addr(),
         tls.ca.display(),
         users[0].1.expose(),
+        running.addr,
     );
     running.serve_until_signal().await?;
     fake.shutdown().await;
@@ -113,6 +125,7 @@ fn create_users(
                 demo_settings(id),
             )?;
         }
+        crate::dashboard::session::set_password(store, &user.id, DEMO_PASSWORD)?;
         let (token, _) = store.issue_token(&user.id, ttl)?;
         out.push((email, token));
     }
@@ -204,6 +217,15 @@ fn demo_config(
         })
         .collect();
     set("oauth_clients", clients.into());
+    // A person's browser cannot resolve the vendors' names to the fake:
+    // their authorize pages are reached on its address, by path.
+    let authorize: toml::Table = FakeSaas::hosts()
+        .iter()
+        .map(|h| (h.to_string(), format!("https://{fake}/_vendor/{h}").into()))
+        .collect();
+    let mut dashboard = toml::Table::new();
+    dashboard.insert("authorize_host_overrides".into(), authorize.into());
+    set("dashboard", dashboard.into());
     Config::from_sources(&table.to_string(), std::env::vars()).context("the demo configuration")
 }
 

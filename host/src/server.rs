@@ -35,7 +35,18 @@ pub async fn start(config: Config) -> Result<Running> {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let app = Arc::new(assemble(&config).await?);
     start_background_work(&app).await?;
-    let router = api::router(app.clone()).into_make_service_with_connect_info::<SocketAddr>();
+    // The dashboard: outside `/v1` and its gate, with its own middleware.
+    let dashboard = Arc::new(crate::dashboard::Dashboard::new(
+        app.clone(),
+        config.dashboard.clone(),
+        config.oauth_clients.clone(),
+        crate::connectors::upstream::Upstream::new(&network(&config)?)?
+            .client()
+            .clone(),
+    )?);
+    let router = api::router(app.clone())
+        .merge(crate::dashboard::router(dashboard))
+        .into_make_service_with_connect_info::<SocketAddr>();
     let handle = Handle::new();
     let task = if config.tls_enabled() {
         let (cert, key) = (
@@ -127,11 +138,17 @@ async fn assemble(config: &Config) -> Result<App> {
         config.oauth_clients.clone(),
         config.deletion.revocation_retry_seconds.clone(),
     );
+    let issuer = Arc::new(crate::issuer::Issuer::new(
+        store.clone(),
+        config.token_ttl_seconds,
+        config.tls_enabled(),
+    )?);
     let deletions = Arc::new(Deletions::new(
         store.clone(),
         archive.clone(),
         webhooks.clone(),
         registry.clone(),
+        issuer.clone(),
         revoker,
     )?);
     Ok(App {
@@ -148,6 +165,7 @@ async fn assemble(config: &Config) -> Result<App> {
         webhooks,
         deletions,
         refresher,
+        issuer,
         store,
         registry,
         limiter,

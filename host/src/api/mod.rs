@@ -47,6 +47,7 @@ pub struct App {
     pub archive: Arc<crate::archive::Archive>,
     pub deletions: Arc<crate::deletion::Deletions>,
     pub refresher: Arc<crate::oauth::Refresher>,
+    pub issuer: Arc<crate::issuer::Issuer>,
     /// Users whose requests are refused (a deletion in progress).
     pub blocked: RwLock<HashSet<String>>,
 }
@@ -85,6 +86,7 @@ pub fn router(app: Arc<App>) -> Router {
             get(|| async { axum::Json(serde_json::json!({ "status": "ok" })) }),
         )
         .route("/metrics", get(metrics))
+        .merge(crate::issuer::http::routes())
         .merge(v1)
         .with_state(app)
 }

@@ -28,6 +28,7 @@ use self::revoke::{Outcome, Revoker, TokenToRevoke};
 use crate::archive::Archive;
 use crate::calendar::rfc3339;
 use crate::connectors::Registry;
+use crate::issuer::Issuer;
 use crate::store::{Store, now};
 use crate::webhooks::{Target, Webhooks};
 
@@ -70,6 +71,7 @@ pub struct Deletions {
     archive: Arc<Archive>,
     webhooks: Arc<Webhooks>,
     registry: Arc<Registry>,
+    issuer: Arc<Issuer>,
     revoker: Arc<Revoker>,
 }
 
@@ -79,6 +81,7 @@ impl Deletions {
         archive: Arc<Archive>,
         webhooks: Arc<Webhooks>,
         registry: Arc<Registry>,
+        issuer: Arc<Issuer>,
         revoker: Revoker,
     ) -> Result<Deletions> {
         let txn = store.db().begin_write()?;
@@ -90,6 +93,7 @@ impl Deletions {
             archive,
             webhooks,
             registry,
+            issuer,
             revoker: Arc::new(revoker),
         })
     }
@@ -104,6 +108,11 @@ impl Deletions {
             users.push(row?.0.value().to_string());
         }
         Ok(users)
+    }
+
+    /// The vendors' revocation calls (the dashboard's disconnect uses them).
+    pub fn revoker(&self) -> &Revoker {
+        &self.revoker
     }
 
     /// Starts the retry queue of failed revocations.
@@ -210,6 +219,8 @@ impl Deletions {
         let removed = self.store.remove_user_in(&txn, user_id)?;
         let (entries, _history) = self.archive.remove_user_in(&txn, user_id)?;
         let webhooks = self.webhooks.remove_user_in(&txn, user_id)?;
+        // Assistants' refresh tokens (and the API tokens they issued).
+        self.issuer.remove_user_in(&txn, user_id)?;
         let report = Report {
             oauth_tokens_revoked: job.revoked,
             oauth_revocations_pending: job.queued,

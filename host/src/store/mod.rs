@@ -33,6 +33,10 @@ const GRANTS: TableDefinition<&str, &[u8]> = TableDefinition::new("grants");
 const IDEMPOTENCY: TableDefinition<&str, &[u8]> = TableDefinition::new("idempotency");
 /// `subject \0 bucket \0 day` → requests counted that UTC day.
 const DAY_COUNTERS: TableDefinition<&str, u64> = TableDefinition::new("day_counters");
+/// `user \0 token hash` → (): a user's API tokens, for the dashboard's list.
+const TOKENS_BY_USER: TableDefinition<&str, ()> = TableDefinition::new("tokens_by_user");
+/// `user` → the argon2id hash of their dashboard password (a PHC string).
+const PASSWORDS: TableDefinition<&str, &str> = TableDefinition::new("passwords");
 
 /// API tokens: `qt_` and 32 random bytes.
 pub const TOKEN_PREFIX: &str = "qt_";
@@ -44,6 +48,15 @@ pub struct User {
     pub id: String,
     pub email: String,
     pub created_at: i64,
+}
+
+/// An API token as the dashboard lists it: never the token itself.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenInfo {
+    /// `tok_` and the first 16 hex digits of the token's hash.
+    pub id: String,
+    pub issued_at: i64,
+    pub expires_at: i64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -121,6 +134,8 @@ impl Store {
         txn.open_table(GRANTS)?;
         txn.open_table(IDEMPOTENCY)?;
         txn.open_table(DAY_COUNTERS)?;
+        txn.open_table(TOKENS_BY_USER)?;
+        txn.open_table(PASSWORDS)?;
         txn.commit()?;
         let master = MasterKey::load(master_key, data_dir)?;
         Ok(Store {
@@ -207,13 +222,104 @@ impl Store {
             issued_at,
             expires_at: issued_at + ttl_seconds as i64,
         };
+        let hash = token_hash(&token);
         let txn = self.db.begin_write()?;
-        txn.open_table(TOKENS)?.insert(
-            token_hash(&token).as_str(),
-            serde_json::to_vec(&record)?.as_slice(),
-        )?;
+        txn.open_table(TOKENS)?
+            .insert(hash.as_str(), serde_json::to_vec(&record)?.as_slice())?;
+        txn.open_table(TOKENS_BY_USER)?
+            .insert(format!("{user_id}\0{hash}").as_str(), ())?;
         txn.commit()?;
         Ok((Secret::new(token), record.expires_at))
+    }
+
+    /// The user's API tokens that have not expired, newest first: an id
+    /// (the start of the token's hash), never the token.
+    pub fn tokens_of(&self, user_id: &str) -> Result<Vec<TokenInfo>> {
+        let prefix = format!("{user_id}\0");
+        let txn = self.db.begin_read()?;
+        let index = txn.open_table(TOKENS_BY_USER)?;
+        let tokens = txn.open_table(TOKENS)?;
+        let mut out = Vec::new();
+        for entry in index.range(prefix.as_str()..)? {
+            let (key, _) = entry?;
+            let Some(hash) = key.value().strip_prefix(&prefix).map(str::to_string) else {
+                break;
+            };
+            let Some(bytes) = tokens.get(hash.as_str())? else {
+                continue;
+            };
+            let record: TokenRecord = serde_json::from_slice(bytes.value())?;
+            if record.expires_at > now() {
+                out.push(TokenInfo {
+                    id: token_id(&hash),
+                    issued_at: record.issued_at,
+                    expires_at: record.expires_at,
+                });
+            }
+        }
+        out.sort_by_key(|t| std::cmp::Reverse(t.issued_at));
+        Ok(out)
+    }
+
+    /// Revokes one of the user's tokens by its id; whether it was theirs.
+    pub fn revoke_token(&self, user_id: &str, id: &str) -> Result<bool> {
+        let prefix = format!("{user_id}\0");
+        let txn = self.db.begin_write()?;
+        let found = {
+            let index = txn.open_table(TOKENS_BY_USER)?;
+            let mut found = None;
+            for entry in index.range(prefix.as_str()..)? {
+                let (key, _) = entry?;
+                let Some(hash) = key.value().strip_prefix(&prefix) else {
+                    break;
+                };
+                if token_id(hash) == id {
+                    found = Some(hash.to_string());
+                    break;
+                }
+            }
+            found
+        };
+        let Some(hash) = found else {
+            return Ok(false);
+        };
+        txn.open_table(TOKENS)?.remove(hash.as_str())?;
+        txn.open_table(TOKENS_BY_USER)?
+            .remove(format!("{prefix}{hash}").as_str())?;
+        txn.commit()?;
+        Ok(true)
+    }
+
+    // ---- dashboard passwords ----------------------------------------------
+
+    /// Stores the argon2id hash (PHC string) of the user's password.
+    pub fn set_password_hash(&self, user_id: &str, phc: &str) -> Result<()> {
+        let txn = self.db.begin_write()?;
+        if !self.has_data_key_in(&txn, user_id)? {
+            bail!("user {user_id} does not exist or is being deleted");
+        }
+        txn.open_table(PASSWORDS)?.insert(user_id, phc)?;
+        txn.commit()?;
+        Ok(())
+    }
+
+    pub fn password_hash(&self, user_id: &str) -> Result<Option<String>> {
+        let txn = self.db.begin_read()?;
+        let table = txn.open_table(PASSWORDS)?;
+        Ok(table.get(user_id)?.map(|v| v.value().to_string()))
+    }
+
+    /// Revokes an API token given the token itself; false if unknown.
+    pub fn revoke_api_token(&self, token: &str) -> Result<bool> {
+        let txn = self.db.begin_write()?;
+        let known = self.revoke_token_hash_in(&txn, &token_hash(token))?;
+        txn.commit()?;
+        Ok(known)
+    }
+
+    /// Revokes the API token with this hash inside `txn`.
+    pub fn revoke_token_hash_in(&self, txn: &redb::WriteTransaction, hash: &str) -> Result<bool> {
+        Ok(txn.open_table(TOKENS)?.remove(hash)?.is_some())
     }
 
     pub fn check_token(&self, token: &str) -> Result<TokenCheck> {
@@ -268,6 +374,15 @@ impl Store {
         };
         let plain = self.data_key(user_id)?.decrypt(user_id, &id, &sealed)?;
         Ok(Some(serde_json::from_slice(&plain)?))
+    }
+
+    /// Removes a user's grant; whether there was one.
+    pub fn remove_grant(&self, user_id: &str, connector: &str) -> Result<bool> {
+        let id = grant_key(user_id, connector);
+        let txn = self.db.begin_write()?;
+        let removed = txn.open_table(GRANTS)?.remove(id.as_str())?.is_some();
+        txn.commit()?;
+        Ok(removed)
     }
 
     /// Every grant of a user, by connector id.
@@ -399,6 +514,8 @@ impl Store {
             api_tokens += u64::from(theirs);
             !theirs
         })?;
+        remove_users_rows(&mut txn.open_table(TOKENS_BY_USER)?, user_id)?;
+        txn.open_table(PASSWORDS)?.remove(user_id)?;
         let grants = remove_users_rows(&mut txn.open_table(GRANTS)?, user_id)?;
         let idempotency_records = remove_users_rows(&mut txn.open_table(IDEMPOTENCY)?, user_id)?;
         remove_users_rows(&mut txn.open_table(DAY_COUNTERS)?, user_id)?;
@@ -478,7 +595,13 @@ fn counter_key(subject: &str, bucket: &str, day: i64) -> String {
     format!("{subject}\0{bucket}\0{day}")
 }
 
-fn token_hash(token: &str) -> String {
+/// How API tokens are stored: SHA-256, hex.
+pub fn token_id(hash: &str) -> String {
+    format!("tok_{}", &hash[..16.min(hash.len())])
+}
+
+/// How API tokens are stored: SHA-256, hex.
+pub fn token_hash(token: &str) -> String {
     hex::encode(Sha256::digest(token.as_bytes()))
 }
 
@@ -579,6 +702,33 @@ mod tests {
         drop(store);
         let file = std::fs::read(dir.path().join("quarry.redb")).unwrap();
         assert!(!contains(&file, b"very-secret-token"));
+    }
+
+    #[test]
+    fn tokens_are_listed_by_user_and_revoked_by_id() {
+        let (_dir, store) = store();
+        let alice = store.create_user("alice@b.c").unwrap();
+        let bob = store.create_user("bob@b.c").unwrap();
+        let (token, _) = store.issue_token(&alice.id, 60).unwrap();
+        store.issue_token(&bob.id, 60).unwrap();
+        store.issue_token(&alice.id, 0).unwrap();
+        let listed = store.tokens_of(&alice.id).unwrap();
+        assert_eq!(listed.len(), 1, "expired tokens are not listed");
+        assert!(listed[0].id.starts_with("tok_"));
+        assert!(!store.revoke_token(&bob.id, &listed[0].id).unwrap());
+        assert!(store.revoke_token(&alice.id, &listed[0].id).unwrap());
+        assert_eq!(
+            store.check_token(token.expose()).unwrap(),
+            TokenCheck::Unknown
+        );
+        assert_eq!(store.tokens_of(&bob.id).unwrap().len(), 1);
+        store.set_password_hash(&alice.id, "$argon2id$x").unwrap();
+        assert!(store.password_hash(&alice.id).unwrap().is_some());
+        let txn = store.db().begin_write().unwrap();
+        store.remove_user_in(&txn, &alice.id).unwrap();
+        txn.commit().unwrap();
+        assert!(store.password_hash(&alice.id).unwrap().is_none());
+        assert!(store.tokens_of(&alice.id).unwrap().is_empty());
     }
 
     #[test]

@@ -1,0 +1,381 @@
+//! Signing in and out: argon2id passwords, sign-in limits per address and
+//! per email, and sessions (a random 32-byte id in a `__Host-` cookie,
+//! stored hashed with an absolute and an idle expiry).
+
+use std::sync::Arc;
+
+use anyhow::Result;
+use argon2::password_hash::rand_core::OsRng;
+use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{Html, IntoResponse, Redirect, Response};
+use axum::{Extension, Form};
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64URL;
+use rand::RngCore;
+use redb::{ReadableDatabase, TableDefinition};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use super::templates::{esc, page};
+use super::{Dashboard, Peer};
+use crate::store::{Store, now};
+
+/// SHA-256 of the session id (hex) → [`Record`]. The id itself is never stored.
+const SESSIONS: TableDefinition<&str, &[u8]> = TableDefinition::new("dashboard_sessions");
+
+pub const COOKIE: &str = "__Host-quarry_session";
+
+pub(super) fn create_tables(store: &Store) -> Result<()> {
+    let txn = store.db().begin_write()?;
+    txn.open_table(SESSIONS)?;
+    txn.commit()?;
+    Ok(())
+}
+
+#[derive(Serialize, Deserialize)]
+struct Record {
+    user_id: String,
+    csrf: String,
+    created_at: i64,
+    last_seen: i64,
+}
+
+/// A signed-in person, as the pages see them.
+#[derive(Debug, Clone)]
+pub struct Session {
+    /// The hash of the session id (the key of its record).
+    pub key: String,
+    pub user_id: String,
+    pub email: String,
+    pub csrf: String,
+}
+
+// ---- passwords ------------------------------------------------------------
+
+/// An argon2id hash of `password` (PHC string, random salt).
+pub fn hash_password(password: &str) -> Result<String> {
+    let salt = SaltString::generate(&mut OsRng);
+    argon2::Argon2::default()
+        .hash_password(password.as_bytes(), &salt)
+        .map(|h| h.to_string())
+        .map_err(|e| anyhow::anyhow!("hashing the password: {e}"))
+}
+
+fn verify_password(password: &str, phc: &str) -> bool {
+    PasswordHash::new(phc).is_ok_and(|hash| {
+        argon2::Argon2::default()
+            .verify_password(password.as_bytes(), &hash)
+            .is_ok()
+    })
+}
+
+/// Sets a user's dashboard password (`quarry admin set-password`, the demo).
+pub fn set_password(store: &Store, user_id: &str, password: &str) -> Result<()> {
+    anyhow::ensure!(
+        password.chars().count() >= 8,
+        "a password needs at least 8 characters"
+    );
+    store.set_password_hash(user_id, &hash_password(password)?)
+}
+
+pub fn constant_time_eq(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+// ---- sessions -------------------------------------------------------------
+
+fn session_key(id: &str) -> String {
+    hex::encode(Sha256::digest(id.as_bytes()))
+}
+
+fn random_token() -> String {
+    let mut raw = [0u8; 32];
+    rand::rng().fill_bytes(&mut raw);
+    B64URL.encode(raw)
+}
+
+fn cookie_value(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(name, _)| *name == COOKIE)
+        .map(|(_, value)| value.to_string())
+}
+
+/// The session of a request, if its cookie names a live one (and touches it).
+pub(super) fn from_headers(dashboard: &Dashboard, headers: &HeaderMap) -> Option<Session> {
+    let id = cookie_value(headers)?;
+    if id.len() > 128 {
+        return None;
+    }
+    let key = session_key(&id);
+    let store = &dashboard.app.store;
+    let record: Record = {
+        let txn = store.db().begin_read().ok()?;
+        let table = txn.open_table(SESSIONS).ok()?;
+        let bytes = table.get(key.as_str()).ok()??;
+        serde_json::from_slice(bytes.value()).ok()?
+    };
+    let t = now();
+    let config = &dashboard.config;
+    let alive = t - record.created_at < config.session_absolute_seconds
+        && t - record.last_seen < config.session_idle_seconds;
+    let user = store.user(&record.user_id).ok().flatten();
+    let (true, Some(user), false) = (alive, user, dashboard.app.is_blocked(&record.user_id)) else {
+        let _ = remove(store, &key);
+        return None;
+    };
+    // Touch at most once a minute: one write per request would be a lot.
+    if t - record.last_seen >= 60 {
+        let touched = Record {
+            last_seen: t,
+            ..record
+        };
+        let _ = put(store, &key, &touched);
+        return Some(Session {
+            key,
+            user_id: user.id,
+            email: user.email,
+            csrf: touched.csrf,
+        });
+    }
+    Some(Session {
+        key,
+        user_id: user.id,
+        email: user.email,
+        csrf: record.csrf,
+    })
+}
+
+fn put(store: &Store, key: &str, record: &Record) -> Result<()> {
+    let txn = store.db().begin_write()?;
+    txn.open_table(SESSIONS)?
+        .insert(key, serde_json::to_vec(record)?.as_slice())?;
+    txn.commit()?;
+    Ok(())
+}
+
+fn remove(store: &Store, key: &str) -> Result<()> {
+    let txn = store.db().begin_write()?;
+    txn.open_table(SESSIONS)?.remove(key)?;
+    txn.commit()?;
+    Ok(())
+}
+
+/// Ends every session of a user (after their data is deleted).
+pub fn end_all(store: &Store, user_id: &str) -> Result<()> {
+    let txn = store.db().begin_write()?;
+    txn.open_table(SESSIONS)?.retain(|_, bytes| {
+        !serde_json::from_slice::<Record>(bytes).is_ok_and(|r| r.user_id == user_id)
+    })?;
+    txn.commit()?;
+    Ok(())
+}
+
+fn set_cookie(id: &str, max_age: i64) -> HeaderValue {
+    HeaderValue::from_str(&format!(
+        "{COOKIE}={id}; Path=/; Secure; HttpOnly; SameSite=Lax; Max-Age={max_age}"
+    ))
+    .expect("cookie is ASCII")
+}
+
+pub fn clear_cookie() -> HeaderValue {
+    HeaderValue::from_static(
+        "__Host-quarry_session=; Path=/; Secure; HttpOnly; SameSite=Lax; Max-Age=0",
+    )
+}
+
+// ---- sign-in limits ---------------------------------------------------------
+
+impl Dashboard {
+    /// Whether any of `keys` has used up its failures in the window.
+    pub(super) fn throttled(&self, keys: &[String]) -> bool {
+        let t = now();
+        let window = self.config.login_window_seconds;
+        let mut failures = self.login_failures.lock().expect("login failures");
+        keys.iter().any(|key| {
+            failures.get_mut(key).is_some_and(|times| {
+                times.retain(|&at| t - at < window);
+                times.len() >= self.config.login_failures as usize
+            })
+        })
+    }
+
+    pub(super) fn record_failure(&self, keys: &[String]) {
+        let t = now();
+        let mut failures = self.login_failures.lock().expect("login failures");
+        // Bounded memory: forget the oldest keys beyond 100k.
+        if failures.len() > 100_000 {
+            failures.clear();
+        }
+        for key in keys {
+            failures.entry(key.clone()).or_default().push(t);
+        }
+    }
+
+    fn forget_failures(&self, email_key: &str) {
+        self.login_failures
+            .lock()
+            .expect("login failures")
+            .remove(email_key);
+    }
+}
+
+// ---- pages ----------------------------------------------------------------
+
+fn login_form(email: &str, error: Option<&str>) -> String {
+    let alert = error
+        .map(|e| format!(r#"<p class="notice error" role="alert">{}</p>"#, esc(e)))
+        .unwrap_or_default();
+    let body = format!(
+        r#"{alert}<form method="post" action="/dashboard/login">
+<label for="email">Email</label>
+<input id="email" name="email" type="email" autocomplete="username" required value="{}">
+<label for="password">Password</label>
+<input id="password" name="password" type="password" autocomplete="current-password" required>
+<p><button type="submit">Sign in</button></p>
+</form>
+<p>Accounts are created by the operator (<code>quarry admin create-user</code>, <code>quarry admin set-password</code>).</p>"#,
+        esc(email)
+    );
+    page("Sign in", None, &body)
+}
+
+pub async fn login_page(session: Option<Extension<Session>>) -> Response {
+    if session.is_some() {
+        return Redirect::to("/dashboard/tools").into_response();
+    }
+    Html(login_form("", None)).into_response()
+}
+
+#[derive(Deserialize)]
+pub struct LoginForm {
+    #[serde(default)]
+    email: String,
+    #[serde(default)]
+    password: String,
+}
+
+pub async fn login(
+    State(dashboard): State<Arc<Dashboard>>,
+    Extension(Peer(ip)): Extension<Peer>,
+    Form(form): Form<LoginForm>,
+) -> Response {
+    let email = form.email.trim().to_lowercase();
+    let keys = [format!("addr:{ip}"), format!("email:{email}")];
+    if dashboard.throttled(&keys) {
+        let minutes = (dashboard.config.login_window_seconds + 59) / 60;
+        return (
+            StatusCode::TOO_MANY_REQUESTS,
+            [(header::RETRY_AFTER, (minutes * 60).to_string())],
+            Html(login_form(
+                &email,
+                Some(&format!(
+                    "Too many failed sign-ins. Try again in {minutes} minutes."
+                )),
+            )),
+        )
+            .into_response();
+    }
+    let store = &dashboard.app.store;
+    let user = store.user_by_email(&email).ok().flatten();
+    let phc = match &user {
+        Some(user) => store.password_hash(&user.id).ok().flatten(),
+        None => None,
+    };
+    // Unknown emails and users without a password cost a verification too.
+    let (hash, known) = match phc {
+        Some(phc) => (phc, true),
+        None => (dashboard.dummy_hash.clone(), false),
+    };
+    let password = form.password;
+    let verified = tokio::task::spawn_blocking(move || verify_password(&password, &hash))
+        .await
+        .unwrap_or(false);
+    let user = match user {
+        Some(user) if verified && known && !dashboard.app.is_blocked(&user.id) => user,
+        _ => {
+            dashboard.record_failure(&keys);
+            tracing::info!(%ip, "dashboard sign-in failed");
+            return (
+                StatusCode::UNAUTHORIZED,
+                Html(login_form(
+                    &email,
+                    Some("The email or the password is wrong."),
+                )),
+            )
+                .into_response();
+        }
+    };
+    dashboard.forget_failures(&keys[1]);
+    let id = random_token();
+    let t = now();
+    let record = Record {
+        user_id: user.id.clone(),
+        csrf: random_token(),
+        created_at: t,
+        last_seen: t,
+    };
+    if let Err(error) = put(store, &session_key(&id), &record) {
+        tracing::error!(error = format!("{error:#}"), "storing a session failed");
+        return super::templates::message(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "Something went wrong",
+            "The session could not be stored. Try again.",
+        );
+    }
+    tracing::info!(user = %user.id, "dashboard sign-in");
+    let mut response = Redirect::to("/dashboard/tools").into_response();
+    response.headers_mut().insert(
+        header::SET_COOKIE,
+        set_cookie(&id, dashboard.config.session_absolute_seconds),
+    );
+    response
+}
+
+pub async fn logout(
+    State(dashboard): State<Arc<Dashboard>>,
+    session: Option<Extension<Session>>,
+) -> Response {
+    if let Some(Extension(session)) = session {
+        let _ = remove(&dashboard.app.store, &session.key);
+    }
+    let mut response = Redirect::to("/dashboard/login").into_response();
+    response
+        .headers_mut()
+        .insert(header::SET_COOKIE, clear_cookie());
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passwords_hash_with_argon2id_and_verify() {
+        let phc = hash_password("correct horse").unwrap();
+        assert!(phc.starts_with("$argon2id$"), "{phc}");
+        assert!(verify_password("correct horse", &phc));
+        assert!(!verify_password("wrong horse", &phc));
+        assert!(!verify_password("x", "not a phc string"));
+    }
+
+    #[test]
+    fn cookies_are_read_by_name() {
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            header::COOKIE,
+            HeaderValue::from_static("a=b; __Host-quarry_session=xyz; c=d"),
+        );
+        assert_eq!(cookie_value(&headers).as_deref(), Some("xyz"));
+        assert!(constant_time_eq("abc", "abc"));
+        assert!(!constant_time_eq("abc", "abd"));
+        assert!(!constant_time_eq("abc", "ab"));
+    }
+}

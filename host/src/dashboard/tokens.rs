@@ -1,0 +1,129 @@
+//! API tokens: issue one (60 minutes, shown once), list them (never the
+//! secret), revoke one.
+
+use std::sync::Arc;
+
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::{Extension, Form};
+
+use super::session::Session;
+use super::templates::{csrf_field, esc, html, message};
+use super::tools::CsrfOnly;
+use super::{Dashboard, require};
+use crate::calendar::rfc3339;
+
+/// Tokens issued on the dashboard live this long.
+pub const TOKEN_TTL_SECONDS: u64 = 3600;
+
+fn listing(dashboard: &Dashboard, session: &Session, shown: Option<(&str, i64)>) -> Response {
+    let tokens = dashboard
+        .app
+        .store
+        .tokens_of(&session.user_id)
+        .unwrap_or_default();
+    let fresh = match shown {
+        Some((token, expires_at)) => format!(
+            r#"<section class="notice" aria-labelledby="new-token"><h2 id="new-token">Your new token</h2>
+<p>Copy it now: it is shown only once. It expires at {}.</p>
+<output class="secret" id="token" aria-label="New API token">{}</output></section>"#,
+            esc(&rfc3339(expires_at)),
+            esc(token)
+        ),
+        None => String::new(),
+    };
+    let rows: String = tokens
+        .iter()
+        .map(|t| {
+            format!(
+                r#"<tr data-token-id="{id}"><td><code>{id}</code></td><td><time datetime="{issued}">{issued}</time></td><td><time datetime="{expires}">{expires}</time></td><td class="actions"><form class="inline" method="post" action="/dashboard/tokens/{id}/revoke">{csrf}<button type="submit" aria-label="Revoke {id}">Revoke</button></form></td></tr>"#,
+                id = esc(&t.id),
+                issued = esc(&rfc3339(t.issued_at)),
+                expires = esc(&rfc3339(t.expires_at)),
+                csrf = csrf_field(session),
+            )
+        })
+        .collect();
+    let table = if tokens.is_empty() {
+        "<p>You have no active tokens.</p>".to_string()
+    } else {
+        format!(
+            r#"<table><caption>Active tokens</caption><thead><tr><th scope="col">Id</th><th scope="col">Issued</th><th scope="col">Expires</th><th scope="col">Actions</th></tr></thead><tbody>{rows}</tbody></table>"#
+        )
+    };
+    let body = format!(
+        r#"{fresh}<p>An assistant uses an API token as <code>Authorization: Bearer qt_…</code>. Tokens issued here last 60 minutes.</p>
+<form method="post" action="/dashboard/tokens">{csrf}<button type="submit">Issue a token</button></form>
+{table}"#,
+        csrf = csrf_field(session),
+    );
+    html("API tokens", session, &body)
+}
+
+pub async fn page(
+    State(dashboard): State<Arc<Dashboard>>,
+    session: Option<Extension<Session>>,
+) -> Response {
+    match require(session) {
+        Ok(session) => listing(&dashboard, &session, None),
+        Err(r) => r,
+    }
+}
+
+pub async fn issue(
+    State(dashboard): State<Arc<Dashboard>>,
+    session: Option<Extension<Session>>,
+    Form(_): Form<CsrfOnly>,
+) -> Response {
+    let session = match require(session) {
+        Ok(s) => s,
+        Err(r) => return r,
+    };
+    match dashboard
+        .app
+        .store
+        .issue_token(&session.user_id, TOKEN_TTL_SECONDS)
+    {
+        Ok((token, expires_at)) => {
+            tracing::info!(user = %session.user_id, "dashboard: API token issued");
+            listing(&dashboard, &session, Some((token.expose(), expires_at)))
+        }
+        Err(error) => {
+            tracing::error!(error = format!("{error:#}"), "issuing a token failed");
+            message(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "Something went wrong",
+                "Try again.",
+            )
+        }
+    }
+}
+
+pub async fn revoke(
+    State(dashboard): State<Arc<Dashboard>>,
+    session: Option<Extension<Session>>,
+    Path(id): Path<String>,
+    Form(_): Form<CsrfOnly>,
+) -> Response {
+    let session = match require(session) {
+        Ok(s) => s,
+        Err(r) => return r,
+    };
+    match dashboard.app.store.revoke_token(&session.user_id, &id) {
+        Ok(true) => {
+            tracing::info!(user = %session.user_id, "dashboard: API token revoked");
+            Redirect::to("/dashboard/tokens").into_response()
+        }
+        Ok(false) => message(
+            StatusCode::NOT_FOUND,
+            "No such token",
+            "You have no token with this id.",
+        ),
+        Err(_) => message(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "Something went wrong",
+            "Try again.",
+        ),
+    }
+}

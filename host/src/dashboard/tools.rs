@@ -1,0 +1,536 @@
+//! Connected tools: every connector of the registry with the user's status,
+//! connecting one (OAuth 2.0 authorization code with PKCE S256, `state`
+//! bound to the session, stored server-side, single use, 10 minutes) and
+//! disconnecting one (its tokens revoked at the vendor when the manifest
+//! says how, then the grant removed).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use axum::extract::{OriginalUri, Path, Query, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::{Extension, Form};
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64URL;
+use rand::RngCore;
+use redb::TableDefinition;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use super::session::Session;
+use super::templates::{csrf_field, esc, html, message};
+use super::{Dashboard, expected_origin, require};
+use crate::connectors::manifest::OAuth;
+use crate::deletion::revoke::{Outcome, TokenToRevoke};
+use crate::secret::Secret;
+use crate::store::{Grant, GrantStatus, Store, now};
+
+/// SHA-256 of `state` → a [`Pending`] authorization, sealed with the master key.
+const STATES: TableDefinition<&str, &[u8]> = TableDefinition::new("dashboard_oauth_states");
+
+/// How long a person has to approve at the vendor.
+const STATE_TTL_SECONDS: i64 = 600;
+
+pub(super) fn create_tables(store: &Store) -> Result<()> {
+    let txn = store.db().begin_write()?;
+    txn.open_table(STATES)?;
+    txn.commit()?;
+    Ok(())
+}
+
+#[derive(Serialize, Deserialize)]
+struct Pending {
+    session: String,
+    user_id: String,
+    connector: String,
+    verifier: String,
+    redirect_uri: String,
+    expires_at: i64,
+}
+
+fn random_b64(bytes: usize) -> String {
+    let mut raw = vec![0u8; bytes];
+    rand::rng().fill_bytes(&mut raw);
+    B64URL.encode(raw)
+}
+
+fn state_key(state: &str) -> String {
+    hex::encode(Sha256::digest(state.as_bytes()))
+}
+
+fn record_id(key: &str) -> String {
+    format!("dashboard-oauth-state/{key}")
+}
+
+/// Write words in a scope name: the manifest loader already refuses scopes
+/// not marked `read_only`; this refuses names that contradict the claim.
+const WRITE_WORDS: &[&str] = &["write", "admin", "manage", "delete", "create", "edit"];
+
+/// Why a connector cannot be connected from the dashboard, if it cannot.
+fn refusal(dashboard: &Dashboard, connector: &str, oauth: Option<&OAuth>) -> Option<String> {
+    let Some(oauth) = oauth else {
+        return Some(format!(
+            "{connector} does not use OAuth: the operator connects it (quarry admin connect)."
+        ));
+    };
+    for scope in &oauth.scopes {
+        let lower = scope.to_lowercase();
+        if let Some(word) = WRITE_WORDS.iter().find(|w| lower.contains(*w)) {
+            return Some(format!(
+                "{connector} asks for the scope {scope:?}, whose name says {word:?}: Quarry \
+                 only requests read-only scopes, so it will not start this connection."
+            ));
+        }
+    }
+    if !dashboard.clients.contains_key(connector) {
+        return Some(format!(
+            "The operator has not registered an OAuth client for {connector} \
+             (oauth_clients.{connector} in the configuration)."
+        ));
+    }
+    if oauth.authorize_url.contains('{') || oauth.token_url.contains('{') {
+        return Some(format!(
+            "{connector}'s OAuth endpoints depend on settings of your account; \
+             the operator connects it for now (quarry admin connect)."
+        ));
+    }
+    None
+}
+
+/// `https://host[:port]` of a URL, for `form-action`.
+fn origin_of(url: &str) -> Option<String> {
+    let url = url::Url::parse(url).ok()?;
+    Some(url.origin().ascii_serialization()).filter(|o| o != "null")
+}
+
+/// The URL the browser goes to: the manifest's, or the operator's override
+/// of its host (the demo's fake vendors).
+fn browser_authorize_url(dashboard: &Dashboard, authorize_url: &str) -> Result<url::Url> {
+    let url = url::Url::parse(authorize_url).context("the manifest's authorize_url")?;
+    let host = url.host_str().unwrap_or_default();
+    match dashboard.config.authorize_host_overrides.get(host) {
+        Some(base) => url::Url::parse(&format!("{}{}", base.trim_end_matches('/'), url.path()))
+            .context("dashboard.authorize_host_overrides"),
+        None => Ok(url),
+    }
+}
+
+#[derive(Deserialize, Default)]
+pub struct Notice {
+    connected: Option<String>,
+}
+
+pub async fn page(
+    State(dashboard): State<Arc<Dashboard>>,
+    session: Option<Extension<Session>>,
+    Query(notice): Query<Notice>,
+) -> Response {
+    let session = match require(session) {
+        Ok(s) => s,
+        Err(r) => return r,
+    };
+    let grants = dashboard
+        .app
+        .store
+        .grants(&session.user_id)
+        .unwrap_or_default();
+    let mut connectors = dashboard.app.registry.list();
+    connectors.sort_by(|a, b| a.manifest.id.cmp(&b.manifest.id));
+    let mut rows = String::new();
+    let mut origins = vec!["'self'".to_string()];
+    for connector in &connectors {
+        let id = &connector.manifest.id;
+        let oauth = connector.manifest.oauth.as_ref();
+        let status = match grants.iter().find(|(c, _)| c == id) {
+            Some((_, grant)) if grant.status == GrantStatus::NeedsReconnect => "needs_reconnect",
+            Some(_) => "connected",
+            None => "not_connected",
+        };
+        let label = match status {
+            "connected" => "Connected",
+            "needs_reconnect" => "Needs reconnecting",
+            _ => "Not connected",
+        };
+        let mut actions = String::new();
+        match refusal(&dashboard, id, oauth) {
+            None => {
+                if let Some(origin) = oauth
+                    .and_then(|o| browser_authorize_url(&dashboard, &o.authorize_url).ok())
+                    .and_then(|u| origin_of(u.as_str()))
+                    && !origins.contains(&origin)
+                {
+                    origins.push(origin);
+                }
+                actions.push_str(&format!(
+                    r#"<form class="inline" method="post" action="/dashboard/tools/{id}/connect">{csrf}<button type="submit" aria-label="{verb} {name}">{verb}</button></form>"#,
+                    id = esc(id),
+                    csrf = csrf_field(&session),
+                    name = esc(id),
+                    verb = if status == "not_connected" { "Connect" } else { "Reconnect" },
+                ));
+            }
+            Some(reason) if status == "not_connected" => {
+                actions.push_str(&format!("<small>{}</small>", esc(&reason)));
+            }
+            Some(_) => {}
+        }
+        if status != "not_connected" {
+            actions.push_str(&format!(
+                r#" <form class="inline" method="post" action="/dashboard/tools/{id}/disconnect">{csrf}<button type="submit" aria-label="Disconnect {id}">Disconnect</button></form>"#,
+                id = esc(id),
+                csrf = csrf_field(&session),
+            ));
+        }
+        rows.push_str(&format!(
+            r#"<tr data-connector="{id}" data-status="{status}"><td>{id}</td><td>{desc}</td><td>{label}</td><td class="actions">{actions}</td></tr>"#,
+            id = esc(id),
+            desc = esc(&connector.manifest.description),
+        ));
+    }
+    let notice = notice
+        .connected
+        .map(|c| {
+            format!(
+                r#"<p class="notice" role="status">{} is connected.</p>"#,
+                esc(&c)
+            )
+        })
+        .unwrap_or_default();
+    let body = format!(
+        r#"{notice}<p>Quarry reads these tools on your behalf, with read-only access you grant.</p>
+<table><caption>Your tools</caption><thead><tr><th scope="col">Tool</th><th scope="col">What it searches</th><th scope="col">Status</th><th scope="col">Actions</th></tr></thead><tbody>{rows}</tbody></table>"#
+    );
+    let mut response = html("Connected tools", &session, &body);
+    let csp = super::templates::CSP.replace(
+        "form-action 'self'",
+        &format!("form-action {}", origins.join(" ")),
+    );
+    if let Ok(value) = HeaderValue::from_str(&csp) {
+        response
+            .headers_mut()
+            .insert(header::CONTENT_SECURITY_POLICY, value);
+    }
+    response
+}
+
+#[derive(Deserialize)]
+pub struct CsrfOnly {}
+
+pub async fn connect(
+    State(dashboard): State<Arc<Dashboard>>,
+    session: Option<Extension<Session>>,
+    Path(id): Path<String>,
+    OriginalUri(uri): OriginalUri,
+    headers: HeaderMap,
+) -> Response {
+    let session = match require(session) {
+        Ok(s) => s,
+        Err(r) => return r,
+    };
+    let Some(connector) = dashboard.app.registry.get(&id) else {
+        return message(
+            StatusCode::NOT_FOUND,
+            "No such tool",
+            "There is no such tool.",
+        );
+    };
+    let oauth = connector.manifest.oauth.as_ref();
+    if let Some(reason) = refusal(&dashboard, &id, oauth) {
+        return message(StatusCode::CONFLICT, "Cannot connect this tool", &reason);
+    }
+    let oauth = oauth.expect("checked by refusal");
+    let client = &dashboard.clients[&id];
+    let Some(origin) = expected_origin(&dashboard, &headers, &uri) else {
+        return message(StatusCode::BAD_REQUEST, "Bad request", "Unknown host.");
+    };
+    let redirect_uri = format!("{origin}/dashboard/oauth/callback");
+    let verifier = random_b64(32);
+    let challenge = B64URL.encode(Sha256::digest(verifier.as_bytes()));
+    let state = random_b64(24);
+    let pending = Pending {
+        session: session.key.clone(),
+        user_id: session.user_id.clone(),
+        connector: id.clone(),
+        verifier,
+        redirect_uri: redirect_uri.clone(),
+        expires_at: now() + STATE_TTL_SECONDS,
+    };
+    if let Err(error) = save(&dashboard.app.store, &state, &pending) {
+        tracing::error!(
+            error = format!("{error:#}"),
+            "storing an OAuth state failed"
+        );
+        return message(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "Something went wrong",
+            "Try again.",
+        );
+    }
+    let mut url = match browser_authorize_url(&dashboard, &oauth.authorize_url) {
+        Ok(url) => url,
+        Err(error) => {
+            return message(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "Cannot connect this tool",
+                &format!("{error:#}"),
+            );
+        }
+    };
+    {
+        let mut query = url.query_pairs_mut();
+        query
+            .append_pair("response_type", "code")
+            .append_pair("client_id", &client.client_id)
+            .append_pair("redirect_uri", &redirect_uri)
+            .append_pair("state", &state)
+            .append_pair("code_challenge", &challenge)
+            .append_pair("code_challenge_method", "S256");
+        if !oauth.scopes.is_empty() {
+            // Slack's user tokens (search:read) are asked for as user scopes.
+            let name = if id == "slack" { "user_scope" } else { "scope" };
+            query.append_pair(name, &oauth.scopes.join(" "));
+        }
+    }
+    tracing::info!(user = %session.user_id, connector = %id, "dashboard: connecting a tool");
+    Redirect::to(url.as_str()).into_response()
+}
+
+fn save(store: &Store, state: &str, pending: &Pending) -> Result<()> {
+    let key = state_key(state);
+    let sealed = store
+        .master()
+        .encrypt(&record_id(&key), &serde_json::to_vec(pending)?);
+    let txn = store.db().begin_write()?;
+    {
+        let mut table = txn.open_table(STATES)?;
+        // Expired states go as new ones come.
+        let t = now();
+        let master = store.master();
+        table.retain(|k, v| {
+            master
+                .decrypt(&record_id(k), v)
+                .ok()
+                .and_then(|plain| serde_json::from_slice::<Pending>(&plain).ok())
+                .is_some_and(|p| p.expires_at > t)
+        })?;
+        table.insert(key.as_str(), sealed.as_slice())?;
+    }
+    txn.commit()?;
+    Ok(())
+}
+
+/// Removes the state (single use) and returns what it was bound to.
+fn take(store: &Store, state: &str) -> Result<Option<Pending>> {
+    let key = state_key(state);
+    let txn = store.db().begin_write()?;
+    let sealed = txn
+        .open_table(STATES)?
+        .remove(key.as_str())?
+        .map(|v| v.value().to_vec());
+    txn.commit()?;
+    let Some(sealed) = sealed else {
+        return Ok(None);
+    };
+    let plain = store.master().decrypt(&record_id(&key), &sealed)?;
+    Ok(Some(serde_json::from_slice(&plain)?))
+}
+
+#[derive(Deserialize)]
+pub struct Callback {
+    code: Option<String>,
+    state: Option<String>,
+    error: Option<String>,
+}
+
+pub async fn callback(
+    State(dashboard): State<Arc<Dashboard>>,
+    session: Option<Extension<Session>>,
+    Query(callback): Query<Callback>,
+) -> Response {
+    let session = match require(session) {
+        Ok(s) => s,
+        Err(r) => return r,
+    };
+    let refused = |text: &str| message(StatusCode::BAD_REQUEST, "Connection failed", text);
+    let Some(state) = callback.state.filter(|s| !s.is_empty() && s.len() < 200) else {
+        return refused("The vendor's answer has no state.");
+    };
+    let pending = match take(&dashboard.app.store, &state) {
+        Ok(Some(p)) if p.session == session.key && p.user_id == session.user_id => p,
+        Ok(Some(_)) => return refused("This connection was started in another session."),
+        Ok(None) => {
+            return refused("This connection is unknown or was already completed. Start again.");
+        }
+        Err(_) => return refused("This connection could not be read. Start again."),
+    };
+    if pending.expires_at <= now() {
+        return refused("This connection took longer than 10 minutes. Start again.");
+    }
+    if let Some(error) = callback.error {
+        return refused(&format!(
+            "The vendor did not grant access ({error}). Nothing was connected."
+        ));
+    }
+    let Some(code) = callback.code.filter(|c| !c.is_empty()) else {
+        return refused("The vendor's answer has no code.");
+    };
+    match exchange(&dashboard, &pending, &code).await {
+        Ok(()) => {
+            tracing::info!(user = %session.user_id, connector = %pending.connector, "dashboard: tool connected");
+            Redirect::to(&format!(
+                "/dashboard/tools?connected={}",
+                url::form_urlencoded::byte_serialize(pending.connector.as_bytes())
+                    .collect::<String>()
+            ))
+            .into_response()
+        }
+        Err(error) => {
+            tracing::warn!(connector = %pending.connector, error = format!("{error:#}"), "dashboard: code exchange failed");
+            message(
+                StatusCode::BAD_GATEWAY,
+                "Connection failed",
+                &format!(
+                    "{} did not give a token for this connection. Try again.",
+                    pending.connector
+                ),
+            )
+        }
+    }
+}
+
+/// Exchanges the code for tokens and stores them as the user's grant.
+async fn exchange(dashboard: &Dashboard, pending: &Pending, code: &str) -> Result<()> {
+    let connector = dashboard
+        .app
+        .registry
+        .get(&pending.connector)
+        .context("the connector is gone")?;
+    let oauth = connector
+        .manifest
+        .oauth
+        .as_ref()
+        .context("no OAuth section")?;
+    let client = dashboard
+        .clients
+        .get(&pending.connector)
+        .context("no OAuth client")?;
+    let response = dashboard
+        .http
+        .post(&oauth.token_url)
+        .header("Accept", "application/json")
+        .form(&[
+            ("grant_type", "authorization_code"),
+            ("code", code),
+            ("redirect_uri", pending.redirect_uri.as_str()),
+            ("client_id", client.client_id.as_str()),
+            ("client_secret", client.client_secret.as_str()),
+            ("code_verifier", pending.verifier.as_str()),
+        ])
+        .timeout(Duration::from_secs(15))
+        .send()
+        .await?;
+    let status = response.status();
+    let body: serde_json::Value = response.json().await.context("the token response")?;
+    anyhow::ensure!(status.is_success(), "the vendor answered {status}");
+    // Slack puts a user token under `authed_user`.
+    let tokens = match body.get("access_token") {
+        Some(_) => &body,
+        None => body.get("authed_user").unwrap_or(&body),
+    };
+    let access = tokens["access_token"]
+        .as_str()
+        .with_context(|| format!("no access_token (error: {})", body["error"]))?;
+    let refresh = tokens["refresh_token"].as_str().map(Secret::new);
+    let expires_at = tokens["expires_in"].as_i64().map(|s| now() + s);
+    let store = &dashboard.app.store;
+    // Settings the connection already had (a repository scope, a subdomain) stay.
+    let settings = store
+        .grant(&pending.user_id, &pending.connector)?
+        .map(|g| g.settings)
+        .unwrap_or_default();
+    let grant = Grant {
+        access_token: Secret::new(access),
+        refresh_token: refresh,
+        expires_at,
+        settings,
+        status: GrantStatus::Connected,
+        connected_at: now(),
+    };
+    store.put_grant(&pending.user_id, &pending.connector, &grant)
+}
+
+pub async fn disconnect(
+    State(dashboard): State<Arc<Dashboard>>,
+    session: Option<Extension<Session>>,
+    Path(id): Path<String>,
+    Form(_): Form<CsrfOnly>,
+) -> Response {
+    let session = match require(session) {
+        Ok(s) => s,
+        Err(r) => return r,
+    };
+    let store = &dashboard.app.store;
+    let Ok(Some(grant)) = store.grant(&session.user_id, &id) else {
+        return message(
+            StatusCode::NOT_FOUND,
+            "Not connected",
+            "This tool is not connected.",
+        );
+    };
+    let revoke = dashboard
+        .app
+        .registry
+        .get(&id)
+        .and_then(|c| c.manifest.oauth.as_ref().and_then(|o| o.revoke.clone()));
+    let mut outcomes = Vec::new();
+    let tokens = std::iter::once(grant.access_token.expose().to_string())
+        .chain(grant.refresh_token.map(|t| t.expose().to_string()));
+    for token in tokens {
+        let outcome = dashboard
+            .app
+            .deletions
+            .revoker()
+            .revoke(&TokenToRevoke {
+                connector: id.clone(),
+                token,
+                revoke: revoke.clone(),
+                done: false,
+            })
+            .await;
+        outcomes.push(outcome);
+    }
+    if let Err(error) = store.remove_grant(&session.user_id, &id) {
+        tracing::error!(error = format!("{error:#}"), "removing a grant failed");
+        return message(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "Something went wrong",
+            "Try again.",
+        );
+    }
+    let said = if outcomes
+        .iter()
+        .all(|o| matches!(o, Outcome::Revoked | Outcome::AlreadyInvalid))
+    {
+        "Its access was revoked at the vendor and Quarry no longer holds it.".to_string()
+    } else if outcomes.iter().any(|o| matches!(o, Outcome::Unsupported)) {
+        "Quarry removed its access; the vendor has no revocation endpoint, so also remove \
+         Quarry's access in the tool's own settings."
+            .to_string()
+    } else {
+        "Quarry removed its access, but the vendor did not confirm the revocation: remove \
+         Quarry's access in the tool's own settings to be sure."
+            .to_string()
+    };
+    tracing::info!(user = %session.user_id, connector = %id, "dashboard: tool disconnected");
+    html(
+        "Disconnected",
+        &session,
+        &format!(
+            r#"<p class="notice" role="status">{} is disconnected. {}</p><p><a href="/dashboard/tools">Back to your tools</a></p>"#,
+            esc(&id),
+            esc(&said)
+        ),
+    )
+}

@@ -1,0 +1,270 @@
+//! The device authorization grant (RFC 8628): codes, polling, approval.
+
+use anyhow::Result;
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64URL;
+use rand::Rng;
+use redb::{ReadableDatabase, ReadableTable, TableDefinition, WriteTransaction};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use super::{DEVICE_CODE_SECONDS, Issued, Issuer, POLL_INTERVAL_SECONDS};
+use crate::store::now;
+
+/// SHA-256 of the device code → [`DeviceRecord`].
+const DEVICE_CODES: TableDefinition<&str, &[u8]> = TableDefinition::new("device_codes");
+/// User code (normalised) → SHA-256 of its device code.
+const USER_CODES: TableDefinition<&str, &str> = TableDefinition::new("device_user_codes");
+
+/// Letters a person reads and types without confusion (RFC 8628 §6.1: no
+/// vowels, so no words; no look-alikes).
+const USER_CODE_ALPHABET: &[u8] = b"BCDFGHJKLMNPQRSTVWXZ";
+
+pub(super) fn create_tables(txn: &WriteTransaction) -> Result<()> {
+    txn.open_table(DEVICE_CODES)?;
+    txn.open_table(USER_CODES)?;
+    Ok(())
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct DeviceRecord {
+    user_code: String,
+    client_id: String,
+    expires_at: i64,
+    interval: i64,
+    last_poll_at: Option<i64>,
+    state: State,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "state")]
+enum State {
+    Pending,
+    Approved { user_id: String },
+    Denied,
+}
+
+/// A new device authorization.
+#[derive(Debug)]
+pub struct DeviceStart {
+    pub device_code: String,
+    pub user_code: String,
+    pub expires_in: i64,
+    pub interval: i64,
+}
+
+/// A code waiting for the user, as the approval page shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingDevice {
+    pub user_code: String,
+    pub client_id: String,
+    pub expires_at: i64,
+}
+
+/// The answer to one poll of the token endpoint.
+#[derive(Debug)]
+pub enum Poll {
+    Issued(Issued),
+    /// RFC 8628 §3.5 errors.
+    Pending,
+    SlowDown,
+    Expired,
+    Denied,
+    /// Unknown device code, or one issued to another client.
+    InvalidGrant,
+}
+
+impl Issuer {
+    pub fn start_device(&self, client_id: &str) -> Result<DeviceStart> {
+        let device_code = random_token(32);
+        let user_code = new_user_code();
+        let record = DeviceRecord {
+            user_code: user_code.clone(),
+            client_id: client_id.to_string(),
+            expires_at: now() + DEVICE_CODE_SECONDS,
+            interval: POLL_INTERVAL_SECONDS,
+            last_poll_at: None,
+            state: State::Pending,
+        };
+        let hash = digest(&device_code);
+        let txn = self.store.db().begin_write()?;
+        {
+            let mut codes = txn.open_table(DEVICE_CODES)?;
+            codes.insert(hash.as_str(), serde_json::to_vec(&record)?.as_slice())?;
+            txn.open_table(USER_CODES)?
+                .insert(normalise(&user_code).as_str(), hash.as_str())?;
+            forget_expired(&mut codes)?;
+        }
+        txn.commit()?;
+        Ok(DeviceStart {
+            device_code,
+            user_code,
+            expires_in: DEVICE_CODE_SECONDS,
+            interval: POLL_INTERVAL_SECONDS,
+        })
+    }
+
+    /// One poll by the assistant. Polling faster than the interval earns
+    /// `slow_down` and a longer interval; success consumes the code.
+    pub fn poll_device(&self, device_code: &str, client_id: &str) -> Result<Poll> {
+        let hash = digest(device_code);
+        let txn = self.store.db().begin_write()?;
+        let outcome = {
+            let mut codes = txn.open_table(DEVICE_CODES)?;
+            let record: Option<DeviceRecord> = match codes.get(hash.as_str())? {
+                Some(bytes) => Some(serde_json::from_slice(bytes.value())?),
+                None => None,
+            };
+            match record {
+                None => Poll::InvalidGrant,
+                Some(record) if record.client_id != client_id => Poll::InvalidGrant,
+                Some(record) if now() >= record.expires_at => {
+                    codes.remove(hash.as_str())?;
+                    txn.open_table(USER_CODES)?
+                        .remove(normalise(&record.user_code).as_str())?;
+                    Poll::Expired
+                }
+                Some(mut record) => {
+                    let too_soon = record
+                        .last_poll_at
+                        .is_some_and(|last| now() - last < record.interval);
+                    record.last_poll_at = Some(now());
+                    match &record.state {
+                        State::Approved { user_id } => {
+                            let user_id = user_id.clone();
+                            codes.remove(hash.as_str())?;
+                            txn.open_table(USER_CODES)?
+                                .remove(normalise(&record.user_code).as_str())?;
+                            drop(codes);
+                            txn.commit()?;
+                            return Ok(Poll::Issued(self.issue(&user_id, client_id)?));
+                        }
+                        State::Denied => {
+                            codes.remove(hash.as_str())?;
+                            txn.open_table(USER_CODES)?
+                                .remove(normalise(&record.user_code).as_str())?;
+                            Poll::Denied
+                        }
+                        State::Pending if too_soon => {
+                            record.interval += 5;
+                            codes.insert(hash.as_str(), serde_json::to_vec(&record)?.as_slice())?;
+                            Poll::SlowDown
+                        }
+                        State::Pending => {
+                            codes.insert(hash.as_str(), serde_json::to_vec(&record)?.as_slice())?;
+                            Poll::Pending
+                        }
+                    }
+                }
+            }
+        };
+        txn.commit()?;
+        Ok(outcome)
+    }
+
+    /// The code a user typed, if it is waiting for approval.
+    pub fn pending_device(&self, user_code: &str) -> Result<Option<PendingDevice>> {
+        let txn = self.store.db().begin_read()?;
+        let Some(hash) = txn
+            .open_table(USER_CODES)?
+            .get(normalise(user_code).as_str())?
+            .map(|h| h.value().to_string())
+        else {
+            return Ok(None);
+        };
+        let table = txn.open_table(DEVICE_CODES)?;
+        let Some(bytes) = table.get(hash.as_str())?.map(|b| b.value().to_vec()) else {
+            return Ok(None);
+        };
+        let record: DeviceRecord = serde_json::from_slice(&bytes)?;
+        Ok(
+            (record.state == State::Pending && now() < record.expires_at).then_some(
+                PendingDevice {
+                    user_code: record.user_code,
+                    client_id: record.client_id,
+                    expires_at: record.expires_at,
+                },
+            ),
+        )
+    }
+
+    /// The signed-in user approves (or denies) the code they typed.
+    /// Returns false when the code is unknown, expired or already decided.
+    pub fn decide_device(&self, user_code: &str, user_id: &str, approve: bool) -> Result<bool> {
+        let txn = self.store.db().begin_write()?;
+        let decided = {
+            let users = txn.open_table(USER_CODES)?;
+            let hash = users
+                .get(normalise(user_code).as_str())?
+                .map(|h| h.value().to_string());
+            let mut codes = txn.open_table(DEVICE_CODES)?;
+            let record: Option<DeviceRecord> = match &hash {
+                Some(hash) => match codes.get(hash.as_str())? {
+                    Some(bytes) => Some(serde_json::from_slice(bytes.value())?),
+                    None => None,
+                },
+                None => None,
+            };
+            match (hash, record) {
+                (Some(hash), Some(mut record))
+                    if record.state == State::Pending && now() < record.expires_at =>
+                {
+                    record.state = if approve {
+                        State::Approved {
+                            user_id: user_id.to_string(),
+                        }
+                    } else {
+                        State::Denied
+                    };
+                    codes.insert(hash.as_str(), serde_json::to_vec(&record)?.as_slice())?;
+                    true
+                }
+                _ => false,
+            }
+        };
+        txn.commit()?;
+        Ok(decided)
+    }
+}
+
+/// Drops device codes that expired long ago (nobody polled them to the end).
+fn forget_expired(codes: &mut redb::Table<'_, &'static str, &'static [u8]>) -> Result<()> {
+    let cutoff = now() - DEVICE_CODE_SECONDS;
+    codes.retain(|_, bytes| {
+        serde_json::from_slice::<DeviceRecord>(bytes).is_ok_and(|r| r.expires_at > cutoff)
+    })?;
+    Ok(())
+}
+
+/// `XXXX-XXXX` from [`USER_CODE_ALPHABET`]: 20^8 ≈ 2^34.6 codes, for a
+/// code that lives 10 minutes behind a rate-limited, signed-in page.
+fn new_user_code() -> String {
+    let mut rng = rand::rng();
+    let mut code = String::with_capacity(9);
+    for i in 0..8 {
+        if i == 4 {
+            code.push('-');
+        }
+        code.push(USER_CODE_ALPHABET[rng.random_range(0..USER_CODE_ALPHABET.len())] as char);
+    }
+    code
+}
+
+/// Upper case, without separators or spaces: what a person types varies.
+pub(super) fn normalise(user_code: &str) -> String {
+    user_code
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .map(|c| c.to_ascii_uppercase())
+        .collect()
+}
+
+pub(super) fn random_token(bytes: usize) -> String {
+    let mut raw = vec![0u8; bytes];
+    rand::rng().fill(raw.as_mut_slice());
+    B64URL.encode(raw)
+}
+
+pub(super) fn digest(secret: &str) -> String {
+    hex::encode(Sha256::digest(secret.as_bytes()))
+}

@@ -1,0 +1,317 @@
+//! The issuer's endpoints, outside `/v1`: form-encoded requests and the
+//! error responses OAuth clients expect (RFC 6749 §5.2: `error`,
+//! `error_description`), not the API's error shape.
+//!
+//! - `POST /oauth/device_authorization` (RFC 8628 §3.1)
+//! - `POST /oauth/token`: the device code grant and `refresh_token`
+//! - `POST /oauth/revoke` (RFC 7009)
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::{ConnectInfo, State};
+use axum::http::{HeaderMap, StatusCode, Uri, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use axum::{Json, Router};
+use serde_json::{Value, json};
+
+use super::{Issued, Poll, Renewal};
+use crate::api::App;
+use crate::api::limits::Bucket;
+use crate::store::now;
+
+const DEVICE_CODE_GRANT: &str = "urn:ietf:params:oauth:grant-type:device_code";
+const MAX_CLIENT_ID_CHARS: usize = 100;
+
+pub fn routes() -> Router<Arc<App>> {
+    Router::new()
+        .route("/oauth/device_authorization", post(device_authorization))
+        .route("/oauth/token", post(token))
+        .route("/oauth/revoke", post(revoke))
+}
+
+/// An OAuth error response (RFC 6749 §5.2).
+struct OAuthError {
+    status: StatusCode,
+    error: &'static str,
+    description: String,
+}
+
+impl IntoResponse for OAuthError {
+    fn into_response(self) -> Response {
+        (
+            self.status,
+            [(header::CACHE_CONTROL, "no-store")],
+            Json(json!({ "error": self.error, "error_description": self.description })),
+        )
+            .into_response()
+    }
+}
+
+fn oauth_error(
+    status: StatusCode,
+    error: &'static str,
+    description: impl Into<String>,
+) -> OAuthError {
+    OAuthError {
+        status,
+        error,
+        description: description.into(),
+    }
+}
+
+fn no_store(body: Value) -> Response {
+    (
+        [
+            (header::CACHE_CONTROL, "no-store"),
+            (header::PRAGMA, "no-cache"),
+        ],
+        Json(body),
+    )
+        .into_response()
+}
+
+/// The form's fields, or the OAuth error that says what is wrong with it.
+fn form(headers: &HeaderMap, body: &[u8]) -> Result<Vec<(String, String)>, OAuthError> {
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    if !content_type
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .eq_ignore_ascii_case("application/x-www-form-urlencoded")
+    {
+        return Err(oauth_error(
+            StatusCode::BAD_REQUEST,
+            "invalid_request",
+            "the body must be application/x-www-form-urlencoded",
+        ));
+    }
+    serde_urlencoded::from_bytes(body).map_err(|_| {
+        oauth_error(
+            StatusCode::BAD_REQUEST,
+            "invalid_request",
+            "the form does not parse",
+        )
+    })
+}
+
+/// The single value of a field (RFC 6749 §3.2: parameters must not repeat).
+fn field<'a>(fields: &'a [(String, String)], name: &str) -> Result<Option<&'a str>, OAuthError> {
+    let mut values = fields.iter().filter(|(k, _)| k == name);
+    let first = values.next().map(|(_, v)| v.as_str());
+    if values.next().is_some() {
+        return Err(oauth_error(
+            StatusCode::BAD_REQUEST,
+            "invalid_request",
+            format!("{name} is repeated"),
+        ));
+    }
+    Ok(first.filter(|v| !v.is_empty()))
+}
+
+fn required<'a>(fields: &'a [(String, String)], name: &str) -> Result<&'a str, OAuthError> {
+    field(fields, name)?.ok_or_else(|| {
+        oauth_error(
+            StatusCode::BAD_REQUEST,
+            "invalid_request",
+            format!("{name} is required"),
+        )
+    })
+}
+
+/// Public clients name themselves: any printable label, shown to the user.
+fn client_id(fields: &[(String, String)]) -> Result<&str, OAuthError> {
+    let id = required(fields, "client_id")?;
+    if id.chars().count() > MAX_CLIENT_ID_CHARS || id.chars().any(char::is_control) {
+        return Err(oauth_error(
+            StatusCode::BAD_REQUEST,
+            "invalid_client",
+            format!("client_id must be 1 to {MAX_CLIENT_ID_CHARS} printable characters"),
+        ));
+    }
+    Ok(id)
+}
+
+/// Per client address, like other requests without a token.
+fn limited(app: &App, addr: SocketAddr) -> Option<Response> {
+    let decision = app
+        .limiter
+        .charge(&addr.ip().to_string(), Bucket::Anonymous, now());
+    (!decision.allowed).then(|| {
+        let mut response = oauth_error(
+            StatusCode::TOO_MANY_REQUESTS,
+            "slow_down",
+            format!("too many requests; retry in {} s", decision.retry_after),
+        )
+        .into_response();
+        if let Ok(value) = decision.retry_after.to_string().parse() {
+            response.headers_mut().insert(header::RETRY_AFTER, value);
+        }
+        response
+    })
+}
+
+async fn device_authorization(
+    State(app): State<Arc<App>>,
+    ConnectInfo(addr): ConnectInfo<SocketAddr>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    if let Some(refused) = limited(&app, addr) {
+        return refused;
+    }
+    let fields = match form(&headers, &body) {
+        Ok(fields) => fields,
+        Err(error) => return error.into_response(),
+    };
+    let client = match client_id(&fields) {
+        Ok(client) => client.to_string(),
+        Err(error) => return error.into_response(),
+    };
+    let issuer = app.issuer.clone();
+    let started = match tokio::task::spawn_blocking(move || issuer.start_device(&client)).await {
+        Ok(Ok(started)) => started,
+        _ => return server_error(),
+    };
+    let base = public_base(&app, &uri, &headers);
+    no_store(json!({
+        "device_code": started.device_code,
+        "user_code": started.user_code,
+        "verification_uri": format!("{base}/device"),
+        "verification_uri_complete": format!("{base}/device?user_code={}", started.user_code),
+        "expires_in": started.expires_in,
+        "interval": started.interval,
+    }))
+}
+
+async fn token(
+    State(app): State<Arc<App>>,
+    ConnectInfo(addr): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    if let Some(refused) = limited(&app, addr) {
+        return refused;
+    }
+    let fields = match form(&headers, &body) {
+        Ok(fields) => fields,
+        Err(error) => return error.into_response(),
+    };
+    let outcome = (|| -> Result<Response, OAuthError> {
+        let client = client_id(&fields)?.to_string();
+        match required(&fields, "grant_type")? {
+            DEVICE_CODE_GRANT => {
+                let code = required(&fields, "device_code")?.to_string();
+                Ok(poll_answer(app.issuer.poll_device(&code, &client)))
+            }
+            "refresh_token" => {
+                let token = required(&fields, "refresh_token")?.to_string();
+                Ok(match app.issuer.refresh(&token, &client) {
+                    Ok(Renewal::Issued(issued)) => issued_answer(&issued),
+                    Ok(Renewal::InvalidGrant) => oauth_error(
+                        StatusCode::BAD_REQUEST,
+                        "invalid_grant",
+                        "the refresh token is invalid, expired, revoked, already used or another client's",
+                    )
+                    .into_response(),
+                    Err(_) => server_error(),
+                })
+            }
+            other => Err(oauth_error(
+                StatusCode::BAD_REQUEST,
+                "unsupported_grant_type",
+                format!(
+                    "grant_type {other:?} is not supported; use {DEVICE_CODE_GRANT} or refresh_token"
+                ),
+            )),
+        }
+    })();
+    outcome.unwrap_or_else(IntoResponse::into_response)
+}
+
+fn poll_answer(poll: anyhow::Result<Poll>) -> Response {
+    let bad = |error: &'static str, description: &str| {
+        oauth_error(StatusCode::BAD_REQUEST, error, description).into_response()
+    };
+    match poll {
+        Ok(Poll::Issued(issued)) => issued_answer(&issued),
+        Ok(Poll::Pending) => bad(
+            "authorization_pending",
+            "the user has not approved the code yet",
+        ),
+        Ok(Poll::SlowDown) => bad("slow_down", "polling too fast: wait 5 s more between polls"),
+        Ok(Poll::Expired) => bad("expired_token", "the device code expired; start again"),
+        Ok(Poll::Denied) => bad("access_denied", "the user denied the request"),
+        Ok(Poll::InvalidGrant) => bad("invalid_grant", "unknown device code, or another client's"),
+        Err(_) => server_error(),
+    }
+}
+
+fn issued_answer(issued: &Issued) -> Response {
+    no_store(json!({
+        "access_token": issued.access_token.expose(),
+        "token_type": "Bearer",
+        "expires_in": issued.expires_in,
+        "refresh_token": issued.refresh_token.expose(),
+    }))
+}
+
+/// RFC 7009 §2.2: 200 whether or not the token was known.
+async fn revoke(
+    State(app): State<Arc<App>>,
+    ConnectInfo(addr): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    if let Some(refused) = limited(&app, addr) {
+        return refused;
+    }
+    let fields = match form(&headers, &body) {
+        Ok(fields) => fields,
+        Err(error) => return error.into_response(),
+    };
+    let token = match required(&fields, "token") {
+        Ok(token) => token.to_string(),
+        Err(error) => return error.into_response(),
+    };
+    match app.issuer.revoke(&token) {
+        Ok(()) => (StatusCode::OK, [(header::CACHE_CONTROL, "no-store")]).into_response(),
+        Err(_) => server_error(),
+    }
+}
+
+fn server_error() -> Response {
+    oauth_error(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "server_error",
+        "the server could not complete the request",
+    )
+    .into_response()
+}
+
+/// `https://host[:port]` as the client reached us (the verification page
+/// is on the same server).
+fn public_base(app: &App, uri: &Uri, headers: &HeaderMap) -> String {
+    // HTTP/2 carries the host in the URI's authority, HTTP/1.1 in `Host`.
+    let host = uri
+        .authority()
+        .map(|a| a.as_str())
+        .or_else(|| headers.get(header::HOST).and_then(|v| v.to_str().ok()))
+        .filter(|h| {
+            !h.is_empty()
+                && h.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-.:[]".contains(c))
+        })
+        .unwrap_or("localhost");
+    format!(
+        "{}://{host}",
+        if app.issuer.https { "https" } else { "http" }
+    )
+}

@@ -1,0 +1,236 @@
+//! Quarry's own OAuth 2.0 authorization server, for AI assistants: the
+//! device authorization grant (RFC 8628), refresh tokens that rotate on
+//! use, and revocation (RFC 7009). An assistant asks for a code, the user
+//! enters it in the dashboard at `/device`, and the assistant receives an
+//! API token (60 minutes) and a refresh token.
+//!
+//! Clients are public and unregistered: `client_id` is any label, shown to
+//! the user when they approve. Every secret (device codes, refresh tokens)
+//! is stored as its SHA-256 only.
+
+mod device;
+pub mod http;
+mod refresh;
+
+use std::sync::Arc;
+
+use anyhow::Result;
+
+pub use self::device::{DeviceStart, PendingDevice, Poll};
+pub use self::refresh::Renewal;
+use crate::store::Store;
+
+/// How long a device code can be approved.
+pub const DEVICE_CODE_SECONDS: i64 = 600;
+/// The least polling interval a client is told to keep.
+pub const POLL_INTERVAL_SECONDS: i64 = 5;
+/// How long a refresh token can be used (each use gives a new one).
+pub const REFRESH_TOKEN_SECONDS: i64 = 30 * 24 * 3600;
+
+pub struct Issuer {
+    store: Arc<Store>,
+    /// Lifetime of the API tokens it issues.
+    token_ttl_seconds: u64,
+    /// Whether the server speaks https (for the verification address).
+    pub https: bool,
+}
+
+/// What the token endpoint hands an assistant.
+#[derive(Debug)]
+pub struct Issued {
+    pub access_token: crate::secret::Secret,
+    pub expires_in: u64,
+    pub refresh_token: crate::secret::Secret,
+}
+
+impl Issuer {
+    pub fn new(store: Arc<Store>, token_ttl_seconds: u64, https: bool) -> Result<Issuer> {
+        let txn = store.db().begin_write()?;
+        device::create_tables(&txn)?;
+        refresh::create_tables(&txn)?;
+        txn.commit()?;
+        Ok(Issuer {
+            store,
+            token_ttl_seconds,
+            https,
+        })
+    }
+
+    /// Issues an API token and the first refresh token of a new family.
+    fn issue(&self, user_id: &str, client_id: &str) -> Result<Issued> {
+        let (access_token, _) = self.store.issue_token(user_id, self.token_ttl_seconds)?;
+        let refresh_token =
+            refresh::start_family(&self.store, user_id, client_id, access_token.expose())?;
+        Ok(Issued {
+            access_token,
+            expires_in: self.token_ttl_seconds,
+            refresh_token,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::TokenCheck;
+
+    fn issuer() -> (tempfile::TempDir, Arc<Store>, Issuer, String) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Arc::new(Store::open(dir.path(), None).unwrap());
+        let user = store.create_user("alice@acme.test").unwrap().id;
+        let issuer = Issuer::new(store.clone(), 3600, true).unwrap();
+        (dir, store, issuer, user)
+    }
+
+    fn valid(store: &Store, token: &str) -> bool {
+        matches!(store.check_token(token).unwrap(), TokenCheck::Valid { .. })
+    }
+
+    #[test]
+    fn a_device_code_approved_by_the_user_yields_tokens_once() {
+        let (_dir, store, issuer, user) = issuer();
+        let start = issuer.start_device("Claude Desktop").unwrap();
+        assert_eq!(start.user_code.len(), 9);
+        assert!(matches!(
+            issuer
+                .poll_device(&start.device_code, "Claude Desktop")
+                .unwrap(),
+            Poll::Pending
+        ));
+        assert!(
+            matches!(
+                issuer
+                    .poll_device(&start.device_code, "Claude Desktop")
+                    .unwrap(),
+                Poll::SlowDown
+            ),
+            "polling faster than the interval"
+        );
+        let typed = start.user_code.to_lowercase().replace('-', " ");
+        let pending = issuer
+            .pending_device(&typed)
+            .unwrap()
+            .expect("the code is found as typed");
+        assert_eq!(pending.client_id, "Claude Desktop");
+        assert!(
+            matches!(
+                issuer
+                    .poll_device(&start.device_code, "another app")
+                    .unwrap(),
+                Poll::InvalidGrant
+            ),
+            "another client cannot use the code"
+        );
+        assert!(issuer.decide_device(&typed, &user, true).unwrap());
+        assert!(
+            !issuer.decide_device(&typed, &user, false).unwrap(),
+            "decided once"
+        );
+        let Poll::Issued(issued) = issuer
+            .poll_device(&start.device_code, "Claude Desktop")
+            .unwrap()
+        else {
+            panic!("approved")
+        };
+        assert!(valid(&store, issued.access_token.expose()));
+        assert_eq!(issued.expires_in, 3600);
+        assert!(issued.refresh_token.expose().starts_with("qr_"));
+        assert!(
+            matches!(
+                issuer
+                    .poll_device(&start.device_code, "Claude Desktop")
+                    .unwrap(),
+                Poll::InvalidGrant
+            ),
+            "the device code is single use"
+        );
+        assert!(issuer.pending_device(&start.user_code).unwrap().is_none());
+    }
+
+    #[test]
+    fn a_denied_code_is_access_denied() {
+        let (_dir, _store, issuer, user) = issuer();
+        let start = issuer.start_device("cli").unwrap();
+        assert!(
+            issuer
+                .decide_device(&start.user_code, &user, false)
+                .unwrap()
+        );
+        assert!(matches!(
+            issuer.poll_device(&start.device_code, "cli").unwrap(),
+            Poll::Denied
+        ));
+        assert!(
+            !issuer.decide_device("BCDF-GHJK", &user, true).unwrap(),
+            "unknown code"
+        );
+    }
+
+    fn approved(issuer: &Issuer, user: &str) -> Issued {
+        let start = issuer.start_device("cli").unwrap();
+        issuer.decide_device(&start.user_code, user, true).unwrap();
+        match issuer.poll_device(&start.device_code, "cli").unwrap() {
+            Poll::Issued(issued) => issued,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn refresh_tokens_rotate_and_a_reused_one_revokes_its_family() {
+        let (_dir, store, issuer, user) = issuer();
+        let first = approved(&issuer, &user);
+        let Renewal::Issued(second) = issuer.refresh(first.refresh_token.expose(), "cli").unwrap()
+        else {
+            panic!("refreshed")
+        };
+        assert_ne!(second.refresh_token.expose(), first.refresh_token.expose());
+        assert!(valid(&store, second.access_token.expose()));
+        assert!(
+            matches!(
+                issuer
+                    .refresh(second.refresh_token.expose(), "other")
+                    .unwrap(),
+                Renewal::InvalidGrant
+            ),
+            "another client's refresh token"
+        );
+        // The first refresh token comes back: stolen or replayed.
+        assert!(matches!(
+            issuer.refresh(first.refresh_token.expose(), "cli").unwrap(),
+            Renewal::InvalidGrant
+        ));
+        assert!(
+            matches!(
+                issuer
+                    .refresh(second.refresh_token.expose(), "cli")
+                    .unwrap(),
+                Renewal::InvalidGrant
+            ),
+            "the whole family is revoked"
+        );
+        assert!(!valid(&store, first.access_token.expose()));
+        assert!(!valid(&store, second.access_token.expose()));
+    }
+
+    #[test]
+    fn revocation_covers_refresh_and_api_tokens() {
+        let (_dir, store, issuer, user) = issuer();
+        let issued = approved(&issuer, &user);
+        issuer.revoke(issued.refresh_token.expose()).unwrap();
+        assert!(
+            !valid(&store, issued.access_token.expose()),
+            "its API tokens go with it"
+        );
+        assert!(matches!(
+            issuer
+                .refresh(issued.refresh_token.expose(), "cli")
+                .unwrap(),
+            Renewal::InvalidGrant
+        ));
+        let other = approved(&issuer, &user);
+        issuer.revoke(other.access_token.expose()).unwrap();
+        assert!(!valid(&store, other.access_token.expose()));
+        issuer.revoke("qr_unknown").unwrap();
+        issuer.revoke("whatever").unwrap();
+    }
+}

@@ -1,0 +1,434 @@
+// The dashboard in a real browser: Debian's headless Chromium, driven by
+// Playwright (playwright-core, no browser of its own), against a running
+// `quarry demo`. Run by tools/browser-tests, which starts the demo and
+// passes its first stdout line in QUARRY_DEMO_LINE.
+//
+// One person's whole visit, in order: sign in, connect a tool through the
+// vendor's OAuth (authorization code + PKCE), issue an API token and use it
+// from here, approve an assistant's device code at /device, register and
+// remove a webhook, delete the account and see every token stop working.
+// Every page visited is screenshotted (full page) into
+// QUARRY_SCREENSHOT_DIR/NN-name.png and checked for a few accessibility
+// basics; any console error (a CSP violation shows as one) fails the run.
+//
+// TLS: the browser trusts exactly the demo's CA and the fake vendors' CA,
+// by their public keys (--ignore-certificate-errors-spki-list), not every
+// certificate; node's requests trust the same two CAs (https `ca`).
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+import { X509Certificate, createHash } from 'node:crypto';
+import fs from 'node:fs';
+import https from 'node:https';
+import path from 'node:path';
+
+const demo = JSON.parse(requiredEnv('QUARRY_DEMO_LINE'));
+const modules = requiredEnv('QUARRY_BROWSER_MODULES');
+const shotsDir = requiredEnv('QUARRY_SCREENSHOT_DIR');
+const executablePath = process.env.QUARRY_CHROMIUM || '/usr/bin/chromium';
+const { chromium } = createRequire(path.join(modules, 'package.json'))('playwright-core');
+
+const origin = new URL(demo.dashboard_url).origin;
+const fakeOrigin = new URL(demo.fake_upstreams).origin;
+const alice = demo.users.find((u) => u.email === 'alice@acme.test');
+const cas = [fs.readFileSync(demo.ca_cert), fs.readFileSync(demo.fake_upstreams_ca_cert)];
+
+function requiredEnv(name) {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is not set: run tools/browser-tests`);
+  return value;
+}
+
+/** base64 SHA-256 of a certificate's SubjectPublicKeyInfo (Chromium's SPKI pin format). */
+function spkiHash(pem) {
+  const spki = new X509Certificate(pem).publicKey.export({ type: 'spki', format: 'der' });
+  return createHash('sha256').update(spki).digest('base64');
+}
+
+/** One HTTPS request from node, trusting the two demo CAs only. */
+function request(method, url, { headers = {}, form, json } = {}) {
+  let body;
+  if (form) {
+    body = new URLSearchParams(form).toString();
+    headers = { 'content-type': 'application/x-www-form-urlencoded', ...headers };
+  } else if (json !== undefined) {
+    body = JSON.stringify(json);
+    headers = { 'content-type': 'application/json', ...headers };
+  }
+  return new Promise((resolve, reject) => {
+    const req = https.request(url, { method, headers, ca: cas, rejectUnauthorized: true, timeout: 60_000 }, (res) => {
+      const chunks = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        let parsed = null;
+        try {
+          parsed = JSON.parse(text);
+        } catch {
+          // not JSON
+        }
+        resolve({ status: res.statusCode, headers: res.headers, text, body: parsed });
+      });
+    });
+    req.on('timeout', () => req.destroy(new Error(`${method} ${url}: timed out`)));
+    req.on('error', reject);
+    if (body !== undefined) req.write(body);
+    req.end();
+  });
+}
+
+const bearer = (token) => ({ authorization: `Bearer ${token}` });
+const query = (token, body) => request('POST', `${origin}/v1/query`, { headers: bearer(token), json: body });
+const me = (token) => request('GET', `${origin}/v1/me`, { headers: bearer(token) });
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// ---- the page, its screenshots and checks ---------------------------------
+
+let browser;
+let page;
+let shotNumber = 0;
+const shots = [];
+const consoleErrors = [];
+
+/** Basic accessibility of the page: a lang, a title, one main landmark,
+ * one h1, every control labelled, every button and link named, ids unique. */
+async function accessibilityProblems() {
+  return page.evaluate(() => {
+    const problems = [];
+    const text = (el) => (el?.textContent || '').replace(/\s+/g, ' ').trim();
+    if (!document.documentElement.lang) problems.push('<html> has no lang');
+    if (!document.title.trim()) problems.push('no <title>');
+    const mains = document.querySelectorAll('main, [role="main"]');
+    if (mains.length !== 1) problems.push(`${mains.length} main landmarks (want 1)`);
+    const h1s = document.querySelectorAll('h1');
+    if (h1s.length !== 1) problems.push(`${h1s.length} h1 elements (want 1)`);
+    else if (!text(h1s[0])) problems.push('the h1 is empty');
+    for (const el of document.querySelectorAll('input, select, textarea')) {
+      if (el.type === 'hidden') continue;
+      const byLabel = [...(el.labels || [])].some((l) => text(l));
+      const byAria = (el.getAttribute('aria-label') || '').trim();
+      const byRef = (el.getAttribute('aria-labelledby') || '')
+        .split(/\s+/)
+        .some((id) => id && text(document.getElementById(id)));
+      if (!byLabel && !byAria && !byRef) problems.push(`no label: ${el.outerHTML}`);
+    }
+    for (const el of document.querySelectorAll('button, a[href]')) {
+      if (!text(el) && !(el.getAttribute('aria-label') || '').trim()) problems.push(`no name: ${el.outerHTML}`);
+    }
+    const seen = new Set();
+    for (const el of document.querySelectorAll('[id]')) {
+      if (seen.has(el.id)) problems.push(`duplicate id ${el.id}`);
+      seen.add(el.id);
+    }
+    return problems;
+  });
+}
+
+/** Screenshots the page (full page) and checks it. */
+async function visit(name) {
+  await page.waitForLoadState('load');
+  shotNumber += 1;
+  const file = path.join(shotsDir, `${String(shotNumber).padStart(2, '0')}-${name}.png`);
+  await page.screenshot({ path: file, fullPage: true });
+  shots.push(file);
+  const problems = await accessibilityProblems();
+  assert.deepEqual(problems, [], `accessibility of ${page.url()} (${file})`);
+  assert.deepEqual(consoleErrors, [], `console errors on ${page.url()}`);
+}
+
+/** Runs `action` (a click that submits or a goto) and returns the response
+ * of the page the browser ends on, after every redirect. */
+async function navigate(action) {
+  const [response] = await Promise.all([page.waitForNavigation({ waitUntil: 'load' }), action()]);
+  return response;
+}
+
+const h1 = () => page.locator('h1').innerText();
+
+/** A step of the visit; after a failed one the rest are skipped (each needs
+ * the ones before), and the page it failed on is screenshotted. */
+let failed = false;
+function step(t, name, fn) {
+  return t.test(name, { skip: failed && 'an earlier step failed' }, async () => {
+    try {
+      await fn();
+    } catch (error) {
+      failed = true;
+      const file = path.join(shotsDir, `${String(shotNumber + 1).padStart(2, '0')}-FAILED.png`);
+      await page
+        ?.screenshot({ path: file, fullPage: true })
+        .catch(() => {});
+      throw error;
+    }
+  });
+}
+
+test.before(async () => {
+  fs.mkdirSync(shotsDir, { recursive: true });
+  browser = await chromium.launch({
+    executablePath,
+    args: [
+      `--ignore-certificate-errors-spki-list=${cas.map(spkiHash).join(',')}`,
+      // Playwright already turns off background networking, component
+      // updates and sync (this machine's network is closed); no GPU here.
+      '--disable-quic',
+      '--disable-gpu',
+    ],
+  });
+  const context = await browser.newContext({ viewport: { width: 1100, height: 800 }, locale: 'en-US' });
+  page = await context.newPage();
+  page.setDefaultTimeout(30_000);
+  page.setDefaultNavigationTimeout(60_000);
+  // Chromium logs an error for a page answered with 4xx (a wrong password's
+  // 401, say); the steps check those statuses themselves, so only other
+  // errors count: a subresource that failed, a CSP violation, a script.
+  const documents = new Map();
+  page.on('response', (response) => {
+    const request = response.request();
+    if (request.isNavigationRequest() && request.frame() === page.mainFrame()) {
+      documents.set(response.url(), response.status());
+    }
+  });
+  page.on('console', (message) => {
+    if (message.type() !== 'error') return;
+    const failed = /^Failed to load resource: the server responded with a status of (\d+)/.exec(message.text());
+    if (failed && documents.get(message.location().url) === Number(failed[1])) return;
+    consoleErrors.push(`${page.url()}: ${message.text()} (${message.location().url})`);
+  });
+  page.on('pageerror', (error) => consoleErrors.push(`${page.url()}: ${error}`));
+});
+
+test.after(async () => {
+  await browser?.close();
+});
+
+// ---- the visit, step by step (each step needs the ones before) ------------
+
+test('a visit to the dashboard in Chromium', async (t) => {
+  const version = browser.version();
+  t.diagnostic(`chromium ${version}`);
+
+  await step(t, 'signs in as alice', async () => {
+    const response = await navigate(() => page.goto(demo.dashboard_url));
+    assert.equal(new URL(page.url()).pathname, '/dashboard/login', 'signed out: the sign-in page');
+    assert.equal(response.status(), 200);
+    const csp = response.headers()['content-security-policy'];
+    assert.match(csp, /default-src 'none'/);
+    await visit('sign-in');
+
+    // A wrong password first: refused, with the reason on the page.
+    await page.getByLabel('Email').fill(alice.email);
+    await page.getByLabel('Password').fill('not-the-password');
+    const wrong = await navigate(() => page.getByRole('button', { name: 'Sign in' }).click());
+    assert.equal(wrong.status(), 401);
+    await assert.doesNotReject(page.getByRole('alert').waitFor());
+    await visit('sign-in-wrong-password');
+
+    await page.getByLabel('Email').fill(alice.email);
+    await page.getByLabel('Password').fill(alice.password);
+    const done = await navigate(() => page.getByRole('button', { name: 'Sign in' }).click());
+    assert.equal(done.status(), 200);
+    assert.equal(new URL(page.url()).pathname, '/dashboard/tools');
+    assert.equal(await h1(), 'Connected tools');
+    assert.ok((await page.locator('header').innerText()).includes(alice.email));
+    const cookies = await page.context().cookies(origin);
+    const session = cookies.find((c) => c.name === '__Host-quarry_session');
+    assert.ok(session, 'a session cookie');
+    assert.ok(session.secure && session.httpOnly && session.sameSite === 'Lax', JSON.stringify(session));
+    await visit('tools');
+  });
+
+  await step(t, 'connects Linear through the vendor (OAuth code + PKCE)', async () => {
+    const linear = page.locator('tr[data-connector="linear"]');
+    // The demo connected it by hand: disconnect, then connect in the browser.
+    assert.equal(await linear.getAttribute('data-status'), 'connected');
+    await navigate(() => page.getByRole('button', { name: 'Disconnect linear' }).click());
+    assert.equal(await h1(), 'Disconnected');
+    await visit('tool-disconnected');
+    await navigate(() => page.getByRole('link', { name: 'Back to your tools' }).click());
+    assert.equal(await linear.getAttribute('data-status'), 'not_connected');
+
+    const hops = [];
+    const record = (r) => {
+      if (r.isNavigationRequest() && r.frame() === page.mainFrame()) hops.push(`${r.method()} ${r.url()}`);
+    };
+    page.on('request', record);
+    const landed = await navigate(() => page.getByRole('button', { name: 'Connect linear' }).click());
+    page.off('request', record);
+
+    // Ours, the vendor's authorize page, our callback, and back to the tools.
+    const [connect, authorize, callback, tools] = hops;
+    assert.equal(hops.length, 4, hops.join('\n'));
+    assert.equal(connect, `POST ${origin}/dashboard/tools/linear/connect`);
+    const authorizeUrl = new URL(authorize.replace(/^GET /, ''));
+    assert.equal(authorizeUrl.origin, fakeOrigin, 'the browser went to the vendor');
+    assert.equal(authorizeUrl.pathname, '/_vendor/linear.app/oauth/authorize');
+    const params = authorizeUrl.searchParams;
+    assert.equal(params.get('response_type'), 'code');
+    assert.equal(params.get('code_challenge_method'), 'S256');
+    assert.match(params.get('code_challenge'), /^[A-Za-z0-9_-]{43}$/);
+    assert.equal(params.get('scope'), 'read', "only the manifest's read-only scope");
+    assert.equal(params.get('redirect_uri'), `${origin}/dashboard/oauth/callback`);
+    assert.ok(params.get('state'));
+    const callbackUrl = new URL(callback.replace(/^GET /, ''));
+    assert.equal(callbackUrl.origin + callbackUrl.pathname, `${origin}/dashboard/oauth/callback`);
+    assert.equal(callbackUrl.searchParams.get('state'), params.get('state'));
+    assert.ok(callbackUrl.searchParams.get('code'));
+    assert.equal(tools, `GET ${origin}/dashboard/tools?connected=linear`);
+
+    assert.equal(landed.status(), 200);
+    assert.equal(await page.getByRole('status').innerText(), 'linear is connected.');
+    assert.equal(await linear.getAttribute('data-status'), 'connected');
+    await visit('tool-connected');
+
+    // The vendor saw the PKCE verifier, and the new grant answers queries.
+    const seen = await request('GET', `${fakeOrigin}/_fake/requests`);
+    const exchange = seen.body.find((r) => r.path === '/oauth/token' && r.host === 'api.linear.app');
+    assert.ok(exchange, 'a token exchange at Linear');
+    const form = Buffer.from(exchange.body).toString('utf8');
+    assert.match(form, /grant_type=authorization_code/);
+    assert.match(form, /code_verifier=/);
+    const reply = await query(alice.token, { query: 'checkout timeouts', connectors: ['linear'] });
+    assert.equal(reply.status, 200, reply.text);
+    const result = reply.body.results.find((r) => r.connector === 'linear');
+    assert.ok(result && !result.error, reply.text);
+  });
+
+  let apiToken;
+  await step(t, 'issues an API token that works against /v1/query', async () => {
+    await navigate(() => page.getByRole('link', { name: 'API tokens' }).click());
+    assert.equal(await h1(), 'API tokens');
+    await visit('tokens');
+    const issued = await navigate(() => page.getByRole('button', { name: 'Issue a token' }).click());
+    assert.equal(issued.status(), 200);
+    apiToken = (await page.getByLabel('New API token').innerText()).trim();
+    assert.match(apiToken, /^qt_/);
+    await visit('token-issued');
+
+    const reply = await query(apiToken, { query: 'checkout timeouts', max_results: 5 });
+    assert.equal(reply.status, 200, reply.text);
+    assert.ok(Array.isArray(reply.body.results), reply.text);
+    assert.equal((await me(apiToken)).body.email, alice.email);
+
+    // Shown once: the list never shows it again.
+    await navigate(() => page.reload());
+    assert.ok(!(await page.content()).includes(apiToken), 'the token is shown once');
+    assert.ok((await page.locator('tr[data-token-id]').count()) >= 1);
+  });
+
+  let deviceToken;
+  await step(t, "approves an assistant's device code at /device", async () => {
+    const clientId = 'Browser Test Assistant';
+    const started = await request('POST', `${origin}/oauth/device_authorization`, { form: { client_id: clientId } });
+    assert.equal(started.status, 200, started.text);
+    const { device_code: deviceCode, user_code: userCode, verification_uri: verificationUri } = started.body;
+    assert.equal(verificationUri, `${origin}/device`);
+    let interval = started.body.interval * 1000;
+    const poll = () =>
+      request('POST', `${origin}/oauth/token`, {
+        form: { grant_type: 'urn:ietf:params:oauth:grant-type:device_code', device_code: deviceCode, client_id: clientId },
+      });
+    const pending = await poll();
+    assert.equal(pending.status, 400, pending.text);
+    assert.equal(pending.body.error, 'authorization_pending');
+
+    await navigate(() => page.goto(verificationUri));
+    assert.equal(await h1(), 'Connect an assistant');
+    await visit('device');
+    await page.getByLabel('Code').fill(userCode.toLowerCase());
+    const review = await navigate(() => page.getByRole('button', { name: 'Continue' }).click());
+    assert.equal(review.status(), 200);
+    assert.equal(await h1(), 'Approve an assistant?');
+    assert.equal(await page.locator('main strong').first().innerText(), clientId);
+    await visit('device-review');
+    const approved = await navigate(() => page.getByRole('button', { name: 'Approve' }).click());
+    assert.equal(approved.status(), 200);
+    assert.equal(await h1(), 'Assistant approved');
+    await visit('device-approved');
+
+    // The assistant polls as RFC 8628 says: every `interval`, longer on slow_down.
+    const deadline = Date.now() + 60_000;
+    let tokens;
+    while (!tokens) {
+      assert.ok(Date.now() < deadline, 'no token within a minute');
+      await sleep(interval);
+      const reply = await poll();
+      if (reply.status === 200) tokens = reply.body;
+      else if (reply.body?.error === 'slow_down') interval += 5000;
+      else assert.equal(reply.body?.error, 'authorization_pending', reply.text);
+    }
+    assert.equal(tokens.token_type, 'Bearer');
+    assert.equal(tokens.expires_in, 3600);
+    assert.ok(tokens.refresh_token);
+    deviceToken = tokens.access_token;
+    const who = await me(deviceToken);
+    assert.equal(who.status, 200, who.text);
+    assert.equal(who.body.email, alice.email);
+  });
+
+  await step(t, 'registers and removes a webhook', async () => {
+    await navigate(() => page.getByRole('link', { name: 'Webhooks' }).click());
+    assert.equal(await h1(), 'Webhooks');
+    await visit('webhooks');
+    // The demo allows plain HTTP to this machine (a local receiver).
+    await page.getByLabel('Endpoint URL').fill('http://127.0.0.1:9/quarry-events');
+    const registered = await navigate(() => page.getByRole('button', { name: 'Register' }).click());
+    assert.equal(registered.status(), 201);
+    const secret = (await page.getByLabel('Signing secret').innerText()).trim();
+    assert.match(secret, /^whsec_/);
+    const row = page.locator('tr[data-webhook-id]');
+    assert.equal(await row.count(), 1);
+    const id = await row.getAttribute('data-webhook-id');
+    await visit('webhook-registered');
+    const listed = await request('GET', `${origin}/v1/webhooks`, { headers: bearer(apiToken) });
+    assert.equal(listed.status, 200, listed.text);
+    assert.ok(listed.text.includes(id), listed.text);
+
+    await navigate(() => page.getByRole('button', { name: `Remove ${id}` }).click());
+    assert.equal(new URL(page.url()).pathname, '/dashboard/webhooks');
+    assert.equal(await row.count(), 0);
+    assert.ok(!(await page.content()).includes(secret), 'the secret is shown once');
+    await visit('webhook-removed');
+    const after = await request('GET', `${origin}/v1/webhooks`, { headers: bearer(apiToken) });
+    assert.ok(!after.text.includes(id), after.text);
+  });
+
+  await step(t, 'deletes the account behind the confirmation', async () => {
+    await navigate(() => page.getByRole('link', { name: 'Delete my data' }).click());
+    assert.equal(await h1(), 'Delete all my data');
+    await visit('delete-confirm');
+    // Someone else's email: nothing happens.
+    await page.getByLabel(/Type your email/).fill('bob@acme.test');
+    const refused = await navigate(() => page.getByRole('button', { name: 'Delete all my data' }).click());
+    assert.equal(refused.status(), 400);
+    await page.getByRole('alert').waitFor();
+    await visit('delete-mismatch');
+    assert.equal((await me(apiToken)).status, 200, 'nothing was deleted');
+
+    await page.getByLabel(/Type your email/).fill(alice.email);
+    const deleted = await navigate(() => page.getByRole('button', { name: 'Delete all my data' }).click());
+    assert.equal(deleted.status(), 200);
+    assert.equal(await h1(), 'Your data is deleted');
+    assert.match(await page.locator('main').innerText(), /Goodbye/);
+    await visit('deleted');
+
+    // Every token of hers stops working: the dashboard's, the assistant's,
+    // and the one the demo issued.
+    for (const [name, token] of [['dashboard token', apiToken], ['device-flow token', deviceToken], ['demo token', alice.token]]) {
+      const reply = await query(token, { query: 'checkout timeouts' });
+      assert.equal(reply.status, 401, `${name}: ${reply.text}`);
+    }
+    // Signed out, and the password is gone with the account.
+    await navigate(() => page.goto(`${origin}/dashboard/tools`));
+    assert.equal(new URL(page.url()).pathname, '/dashboard/login');
+    await page.getByLabel('Email').fill(alice.email);
+    await page.getByLabel('Password').fill(alice.password);
+    const again = await navigate(() => page.getByRole('button', { name: 'Sign in' }).click());
+    assert.equal(again.status(), 401);
+    await visit('sign-in-after-deletion');
+    // Bob is untouched.
+    const bob = demo.users.find((u) => u.email === 'bob@acme.test');
+    assert.equal((await me(bob.token)).status, 200);
+  });
+});

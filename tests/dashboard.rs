@@ -1,0 +1,569 @@
+//! The dashboard, black-box: the real `quarry demo` binary over HTTPS,
+//! driven like a browser would be (a cookie kept by hand, redirects
+//! followed by hand, forms posted with their CSRF token and an Origin).
+
+use std::time::Duration;
+
+use quarry_tests::server::Demo;
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+const PASSWORD: &str = "quarry-demo-password";
+
+/// A browser of one person: their session cookie, and a client that trusts
+/// the demo's CA and the fake vendors' CA and follows no redirect.
+struct Browser {
+    client: reqwest::Client,
+    origin: String,
+    cookie: Option<String>,
+}
+
+struct Page {
+    status: StatusCode,
+    location: Option<String>,
+    headers: reqwest::header::HeaderMap,
+    text: String,
+}
+
+impl Browser {
+    fn new(demo: &Demo) -> Browser {
+        let ca = std::fs::read(&demo.ca_cert).expect("demo CA");
+        let fake_ca =
+            std::fs::read(demo.data_dir.join("tls/fake-saas-ca.pem")).expect("fake vendors' CA");
+        let client = reqwest::Client::builder()
+            .use_rustls_tls()
+            .tls_built_in_root_certs(false)
+            .add_root_certificate(reqwest::Certificate::from_pem(&ca).unwrap())
+            .add_root_certificate(reqwest::Certificate::from_pem(&fake_ca).unwrap())
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(Duration::from_secs(60))
+            .build()
+            .unwrap();
+        Browser {
+            client,
+            origin: demo.base_url.trim_end_matches("/v1").to_string(),
+            cookie: None,
+        }
+    }
+
+    async fn read(&mut self, response: reqwest::Response) -> Page {
+        let status = response.status();
+        let headers = response.headers().clone();
+        for value in headers.get_all("set-cookie") {
+            let value = value.to_str().unwrap();
+            let pair = value.split(';').next().unwrap();
+            let (name, v) = pair.split_once('=').unwrap();
+            assert_eq!(name, "__Host-quarry_session");
+            for attribute in ["Secure", "HttpOnly", "SameSite=Lax", "Path=/"] {
+                assert!(value.contains(attribute), "{value} lacks {attribute}");
+            }
+            self.cookie = (!v.is_empty()).then(|| pair.to_string());
+        }
+        Page {
+            status,
+            location: headers
+                .get("location")
+                .map(|l| l.to_str().unwrap().to_string()),
+            headers,
+            text: response.text().await.unwrap(),
+        }
+    }
+
+    fn url(&self, path: &str) -> String {
+        if path.starts_with("https://") {
+            path.to_string()
+        } else {
+            format!("{}{path}", self.origin)
+        }
+    }
+
+    async fn get(&mut self, path: &str) -> Page {
+        let mut request = self.client.get(self.url(path));
+        if let Some(cookie) = &self.cookie {
+            request = request.header("cookie", cookie);
+        }
+        let response = request.send().await.unwrap();
+        self.read(response).await
+    }
+
+    async fn post_from(&mut self, path: &str, form: &[(&str, &str)], origin: &str) -> Page {
+        let mut request = self
+            .client
+            .post(self.url(path))
+            .header("origin", origin)
+            .form(form);
+        if let Some(cookie) = &self.cookie {
+            request = request.header("cookie", cookie);
+        }
+        let response = request.send().await.unwrap();
+        self.read(response).await
+    }
+
+    async fn post(&mut self, path: &str, form: &[(&str, &str)]) -> Page {
+        let origin = self.origin.clone();
+        self.post_from(path, form, &origin).await
+    }
+
+    async fn sign_in(&mut self, email: &str, password: &str) -> Page {
+        self.post(
+            "/dashboard/login",
+            &[("email", email), ("password", password)],
+        )
+        .await
+    }
+
+    /// The CSRF token of the page at `path`.
+    async fn csrf(&mut self, path: &str) -> String {
+        let page = self.get(path).await;
+        assert_eq!(page.status, 200, "{path}: {}", page.text);
+        between(&page.text, r#"name="csrf" value=""#, "\"").expect("a csrf field")
+    }
+
+    /// Posts a form of the page at `path` to `action`, with its CSRF token.
+    async fn submit(&mut self, path: &str, action: &str, fields: &[(&str, &str)]) -> Page {
+        let csrf = self.csrf(path).await;
+        let mut form = vec![("csrf", csrf.as_str())];
+        form.extend_from_slice(fields);
+        self.post(action, &form).await
+    }
+}
+
+fn between(text: &str, start: &str, end: &str) -> Option<String> {
+    let from = text.find(start)? + start.len();
+    let to = text[from..].find(end)? + from;
+    Some(text[from..to].to_string())
+}
+
+async fn signed_in(demo: &Demo, name: &str) -> Browser {
+    let mut browser = Browser::new(demo);
+    let page = browser
+        .sign_in(&format!("{name}@acme.test"), PASSWORD)
+        .await;
+    assert_eq!(page.status, 303, "{}", page.text);
+    assert_eq!(page.location.as_deref(), Some("/dashboard/tools"));
+    assert!(browser.cookie.is_some());
+    browser
+}
+
+#[tokio::test]
+async fn signing_in_checks_the_password_and_limits_failures() {
+    let demo = Demo::start(&[]);
+    let mut browser = Browser::new(&demo);
+    // Not signed in: the pages send you to sign in.
+    let page = browser.get("/dashboard/tokens").await;
+    assert_eq!(page.status, 303);
+    assert_eq!(page.location.as_deref(), Some("/dashboard/login"));
+    let page = browser.get("/dashboard/login").await;
+    assert_eq!(page.status, 200);
+    assert!(page.text.contains(r#"<label for="password">"#));
+    let csp = page.headers["content-security-policy"].to_str().unwrap();
+    assert!(csp.contains("default-src 'none'") && csp.contains("frame-ancestors 'none'"));
+    assert_eq!(page.headers["x-frame-options"], "DENY");
+
+    let wrong = browser.sign_in("bob@acme.test", "not-the-password").await;
+    assert_eq!(wrong.status, 401);
+    assert!(wrong.text.contains("wrong"), "{}", wrong.text);
+    assert!(browser.cookie.is_none());
+    let unknown = browser.sign_in("nobody@acme.test", PASSWORD).await;
+    assert_eq!(unknown.status, 401);
+    assert_eq!(
+        between(&unknown.text, "role=\"alert\">", "<"),
+        between(&wrong.text, "role=\"alert\">", "<"),
+        "unknown emails and wrong passwords look the same"
+    );
+    for _ in 0..3 {
+        let page = browser.sign_in("bob@acme.test", "still-wrong!").await;
+        assert_eq!(page.status, 401);
+    }
+    // Five failures from this address: even the right password waits now.
+    let limited = browser.sign_in("bob@acme.test", PASSWORD).await;
+    assert_eq!(limited.status, 429, "{}", limited.text);
+    assert!(limited.headers.contains_key("retry-after"));
+    assert!(browser.cookie.is_none());
+}
+
+#[tokio::test]
+async fn the_right_password_signs_in() {
+    let demo = Demo::start(&[]);
+    let mut browser = signed_in(&demo, "alice").await;
+    let page = browser.get("/dashboard/tools").await;
+    assert_eq!(page.status, 200);
+    assert!(page.text.contains("alice@acme.test"));
+    assert!(
+        page.text
+            .contains(r#"data-connector="linear" data-status="connected""#)
+    );
+}
+
+#[tokio::test]
+async fn forms_without_the_csrf_token_or_from_elsewhere_are_refused() {
+    let demo = Demo::start(&[]);
+    let mut browser = signed_in(&demo, "alice").await;
+    let csrf = browser.csrf("/dashboard/tokens").await;
+    let missing = browser.post("/dashboard/tokens", &[]).await;
+    assert_eq!(missing.status, 403, "{}", missing.text);
+    let wrong = browser.post("/dashboard/tokens", &[("csrf", "nope")]).await;
+    assert_eq!(wrong.status, 403);
+    let elsewhere = browser
+        .post_from(
+            "/dashboard/tokens",
+            &[("csrf", &csrf)],
+            "https://evil.example",
+        )
+        .await;
+    assert_eq!(elsewhere.status, 403);
+    // Another person's token does not work in this session either.
+    let mut bob = signed_in(&demo, "bob").await;
+    let bobs = bob.csrf("/dashboard/tokens").await;
+    let crossed = browser.post("/dashboard/tokens", &[("csrf", &bobs)]).await;
+    assert_eq!(crossed.status, 403);
+    let issued = browser.post("/dashboard/tokens", &[("csrf", &csrf)]).await;
+    assert_eq!(issued.status, 200, "{}", issued.text);
+    assert!(issued.text.contains("qt_"));
+}
+
+#[tokio::test]
+async fn sessions_end_when_idle_and_on_sign_out() {
+    let demo = Demo::start(&[("QUARRY_DASHBOARD__SESSION_IDLE_SECONDS", "2")]);
+    let mut browser = signed_in(&demo, "alice").await;
+    assert_eq!(browser.get("/dashboard/tokens").await.status, 200);
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    let page = browser.get("/dashboard/tokens").await;
+    assert_eq!(page.status, 303, "an idle session has ended");
+    assert_eq!(page.location.as_deref(), Some("/dashboard/login"));
+
+    let mut browser = signed_in(&demo, "alice").await;
+    let cookie = browser.cookie.clone();
+    let out = browser
+        .submit("/dashboard/tokens", "/dashboard/logout", &[])
+        .await;
+    assert_eq!(out.status, 303);
+    assert!(browser.cookie.is_none(), "sign-out clears the cookie");
+    // The old cookie is dead on the server too.
+    browser.cookie = cookie;
+    assert_eq!(browser.get("/dashboard/tokens").await.status, 303);
+}
+
+#[tokio::test]
+async fn a_token_issued_on_the_dashboard_works_until_revoked() {
+    let demo = Demo::start(&[]);
+    let mut browser = signed_in(&demo, "alice").await;
+    let page = browser
+        .submit("/dashboard/tokens", "/dashboard/tokens", &[])
+        .await;
+    assert_eq!(page.status, 200, "{}", page.text);
+    let token = between(&page.text, r#"aria-label="New API token">"#, "<").expect("the token");
+    assert!(token.starts_with("qt_"));
+    let reply = demo
+        .query(&token, &json!({ "query": "checkout timeouts" }))
+        .await;
+    assert_eq!(reply.status, 200, "{reply}");
+    let me = demo.get("/me", Some(&token)).await;
+    assert_eq!(me.body["email"], json!("alice@acme.test"), "{me}");
+
+    // Listed without the secret, then revoked.
+    let list = browser.get("/dashboard/tokens").await;
+    assert!(!list.text.contains(&token), "the list never shows a token");
+    let ids: Vec<String> = list
+        .text
+        .split(r#"data-token-id=""#)
+        .skip(1)
+        .map(|s| s.split('"').next().unwrap().to_string())
+        .collect();
+    assert!(!ids.is_empty());
+    for id in &ids {
+        let page = browser
+            .submit(
+                "/dashboard/tokens",
+                &format!("/dashboard/tokens/{id}/revoke"),
+                &[],
+            )
+            .await;
+        assert_eq!(page.status, 303, "{}", page.text);
+    }
+    assert_eq!(demo.get("/me", Some(&token)).await.status, 401);
+    assert!(
+        !browser
+            .get("/dashboard/tokens")
+            .await
+            .text
+            .contains("data-token-id")
+    );
+}
+
+#[tokio::test]
+async fn connecting_a_tool_runs_oauth_with_pkce_against_the_vendor() {
+    let demo = Demo::start(&[]);
+    let mut browser = signed_in(&demo, "alice").await;
+    // Disconnect the demo's Linear connection first.
+    let page = browser
+        .submit(
+            "/dashboard/tools",
+            "/dashboard/tools/linear/disconnect",
+            &[],
+        )
+        .await;
+    assert_eq!(page.status, 200, "{}", page.text);
+    assert!(page.text.contains("disconnected"), "{}", page.text);
+    let tools = browser.get("/dashboard/tools").await;
+    assert!(
+        tools
+            .text
+            .contains(r#"data-connector="linear" data-status="not_connected""#)
+    );
+    let csp = tools.headers["content-security-policy"].to_str().unwrap();
+    assert!(
+        csp.contains("form-action 'self' https://127.0.0.1:"),
+        "{csp}"
+    );
+
+    let start = browser
+        .submit("/dashboard/tools", "/dashboard/tools/linear/connect", &[])
+        .await;
+    assert_eq!(start.status, 303, "{}", start.text);
+    let authorize = url::Url::parse(start.location.as_deref().unwrap()).unwrap();
+    assert_eq!(authorize.path(), "/_vendor/linear.app/oauth/authorize");
+    let params: std::collections::HashMap<String, String> =
+        authorize.query_pairs().into_owned().collect();
+    assert_eq!(params["response_type"], "code");
+    assert_eq!(params["code_challenge_method"], "S256");
+    assert_eq!(
+        params["scope"], "read",
+        "only the manifest's read-only scopes"
+    );
+    assert_eq!(params["client_id"], "quarry-demo-linear");
+    assert!(params["code_challenge"].len() >= 43);
+    assert_eq!(
+        params["redirect_uri"],
+        format!("{}/dashboard/oauth/callback", browser.origin)
+    );
+
+    // The fake vendor approves (for alice) and sends the browser back.
+    let approved = browser.get(authorize.as_str()).await;
+    assert_eq!(approved.status, 302, "{}", approved.text);
+    let callback = approved.location.unwrap();
+    assert!(callback.starts_with(&format!("{}/dashboard/oauth/callback?", browser.origin)));
+
+    // Another session cannot complete it.
+    let mut bob = signed_in(&demo, "bob").await;
+    let stolen = bob.get(&callback).await;
+    assert_eq!(stolen.status, 400, "{}", stolen.text);
+    // Bob's attempt used the state up: alice starts again.
+    let start = browser
+        .submit("/dashboard/tools", "/dashboard/tools/linear/connect", &[])
+        .await;
+    let approved = browser.get(start.location.as_deref().unwrap()).await;
+    let callback = approved.location.unwrap();
+    let done = browser.get(&callback).await;
+    assert_eq!(done.status, 303, "{}", done.text);
+    assert_eq!(
+        done.location.as_deref(),
+        Some("/dashboard/tools?connected=linear")
+    );
+    let again = browser.get(&callback).await;
+    assert_eq!(again.status, 400, "a state is used once");
+
+    let tools = browser.get("/dashboard/tools").await;
+    assert!(
+        tools
+            .text
+            .contains(r#"data-connector="linear" data-status="connected""#)
+    );
+    // The vendor saw the verifier, and the new token answers queries.
+    let requests = demo.fake("/_fake/requests").await;
+    let exchange = requests
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["path"] == json!("/oauth/token") && r["host"] == json!("api.linear.app"))
+        .expect("a token exchange at Linear");
+    let body: Vec<u8> = serde_json::from_value(exchange["body"].clone()).unwrap();
+    let body = String::from_utf8(body).unwrap();
+    assert!(body.contains("code_verifier="), "{body}");
+    assert!(body.contains("grant_type=authorization_code"), "{body}");
+    let reply = demo
+        .query(
+            demo.alice(),
+            &json!({ "query": "checkout timeouts", "connectors": ["linear"] }),
+        )
+        .await;
+    assert_eq!(reply.status, 200, "{reply}");
+    let linear = reply.body["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["connector"] == json!("linear"))
+        .cloned()
+        .unwrap_or_default();
+    assert!(linear.get("error").is_none_or(|e| e.is_null()), "{reply}");
+}
+
+#[tokio::test]
+async fn webhooks_are_registered_and_removed_on_the_dashboard() {
+    let demo = Demo::start(&[]);
+    let mut browser = signed_in(&demo, "alice").await;
+    let bad = browser
+        .submit(
+            "/dashboard/webhooks",
+            "/dashboard/webhooks",
+            &[("url", "ftp://example.com/x")],
+        )
+        .await;
+    assert_eq!(bad.status, 400, "{}", bad.text);
+    let page = browser
+        .submit(
+            "/dashboard/webhooks",
+            "/dashboard/webhooks",
+            &[
+                ("url", "http://127.0.0.1:9/hook"),
+                ("events", "user.deleted"),
+            ],
+        )
+        .await;
+    assert_eq!(page.status, 201, "{}", page.text);
+    let secret = between(&page.text, r#"aria-label="Signing secret">"#, "<").unwrap();
+    assert!(secret.starts_with("whsec_"));
+    let id = between(&page.text, r#"data-webhook-id=""#, "\"").unwrap();
+    let listed = demo.get("/webhooks", Some(demo.alice())).await;
+    assert!(listed.raw.windows(id.len()).any(|w| w == id.as_bytes()));
+    let list = browser.get("/dashboard/webhooks").await;
+    assert!(!list.text.contains(&secret), "the secret is shown once");
+    let removed = browser
+        .submit(
+            "/dashboard/webhooks",
+            &format!("/dashboard/webhooks/{id}/remove"),
+            &[],
+        )
+        .await;
+    assert_eq!(removed.status, 303);
+    assert!(
+        !browser
+            .get("/dashboard/webhooks")
+            .await
+            .text
+            .contains("data-webhook-id")
+    );
+}
+
+#[tokio::test]
+async fn deleting_my_data_needs_the_email_then_ends_everything() {
+    let demo = Demo::start(&[]);
+    let mut browser = signed_in(&demo, "alice").await;
+    let wrong = browser
+        .submit(
+            "/dashboard/account/delete",
+            "/dashboard/account/delete",
+            &[("confirm_email", "bob@acme.test")],
+        )
+        .await;
+    assert_eq!(wrong.status, 400);
+    assert_eq!(demo.get("/me", Some(demo.alice())).await.status, 200);
+    let cookie = browser.cookie.clone();
+    let done = browser
+        .submit(
+            "/dashboard/account/delete",
+            "/dashboard/account/delete",
+            &[("confirm_email", "Alice@acme.test")],
+        )
+        .await;
+    assert_eq!(done.status, 200, "{}", done.text);
+    assert!(done.text.contains("Goodbye"));
+    assert!(browser.cookie.is_none());
+    assert_eq!(demo.get("/me", Some(demo.alice())).await.status, 401);
+    browser.cookie = cookie;
+    assert_eq!(browser.get("/dashboard/tools").await.status, 303);
+    let again = browser.sign_in("alice@acme.test", PASSWORD).await;
+    assert_eq!(again.status, 401);
+    // Bob is untouched.
+    assert_eq!(demo.get("/me", Some(demo.bob())).await.status, 200);
+}
+
+/// The device flow end to end: an assistant asks for a code, alice enters
+/// it at `/device` and approves, the assistant's poll gets an API token
+/// that queries as alice and a refresh token that rotates.
+#[tokio::test]
+async fn an_assistant_is_approved_at_device_and_gets_tokens() {
+    let demo = Demo::start(&[]);
+    let mut alice = signed_in(&demo, "alice").await;
+    let origin = alice.origin.clone();
+    let oauth = |path: &str| format!("{origin}{path}");
+    let client = &demo.client;
+    let start: Value = client
+        .post(oauth("/oauth/device_authorization"))
+        .form(&[("client_id", "Test Assistant <3>")])
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let user_code = start["user_code"].as_str().unwrap();
+    let device_code = start["device_code"].as_str().unwrap();
+
+    let page = alice.get(&format!("/device?user_code={user_code}")).await;
+    assert_eq!(page.status, 200, "{}", page.text);
+    assert!(page.text.contains(user_code), "the code is filled in");
+    let wrong = alice
+        .submit("/device", "/device", &[("user_code", "BCDF-BCDF")])
+        .await;
+    assert_eq!(wrong.status, 404, "{}", wrong.text);
+    let typed = user_code.to_lowercase();
+    let review = alice
+        .submit("/device", "/device", &[("user_code", &typed)])
+        .await;
+    assert_eq!(review.status, 200, "{}", review.text);
+    assert!(
+        review.text.contains("Test Assistant &lt;3&gt;"),
+        "the assistant is named, escaped: {}",
+        review.text
+    );
+    let csrf = between(&review.text, r#"name="csrf" value=""#, "\"").unwrap();
+    let approved = alice
+        .post(
+            "/device/decide",
+            &[
+                ("csrf", &csrf),
+                ("user_code", user_code),
+                ("decision", "approve"),
+            ],
+        )
+        .await;
+    assert_eq!(approved.status, 200, "{}", approved.text);
+
+    let tokens: Value = client
+        .post(oauth("/oauth/token"))
+        .form(&[
+            ("grant_type", "urn:ietf:params:oauth:grant-type:device_code"),
+            ("device_code", device_code),
+            ("client_id", "Test Assistant <3>"),
+        ])
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let access = tokens["access_token"].as_str().expect("an API token");
+    assert_eq!(tokens["token_type"], "Bearer");
+    assert_eq!(tokens["expires_in"], 3600);
+    let me = demo.get("/me", Some(access)).await;
+    me.expect(200, None);
+    assert_eq!(me.body["email"], "alice@acme.test");
+
+    let renewed: Value = client
+        .post(oauth("/oauth/token"))
+        .form(&[
+            ("grant_type", "refresh_token"),
+            ("refresh_token", tokens["refresh_token"].as_str().unwrap()),
+            ("client_id", "Test Assistant <3>"),
+        ])
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let second = renewed["access_token"].as_str().expect("a renewed token");
+    assert_ne!(renewed["refresh_token"], tokens["refresh_token"], "rotated");
+    demo.get("/me", Some(second)).await.expect(200, None);
+}
