@@ -5,8 +5,8 @@
 use std::collections::HashSet;
 
 use fake_saas::{Fault, dataset};
-use quarry::connectors::{Document, ErrorKind};
-use quarry_tests::{Harness, request};
+use quarry::connectors::Document;
+use quarry_tests::{Harness, assert_cited_once, request};
 
 const ALL: [&str; 5] = ["github", "slack", "notion", "linear", "jira"];
 
@@ -55,25 +55,14 @@ async fn every_connector_returns_cited_matching_records() {
             .await
             .unwrap_or_else(|e| panic!("{connector}: {e}"));
         assert!(!docs.is_empty(), "{connector} found nothing for 'checkout'");
-        let known = citations(connector);
+        assert_cited_once(connector, &docs, &citations(connector));
         for doc in &docs {
-            assert!(
-                known.contains(&doc.url),
-                "{connector}: {} is not a record's citation URL",
-                doc.url
-            );
             assert!(
                 mentions(doc, "checkout"),
                 "{connector}: {:?} does not mention checkout",
                 doc.title
             );
-            assert!(
-                doc.updated_at.as_deref().is_some_and(|t| t.ends_with('Z')),
-                "{connector}: times are RFC 3339 UTC"
-            );
         }
-        let ids: HashSet<&str> = docs.iter().map(|d| d.id.as_str()).collect();
-        assert_eq!(ids.len(), docs.len(), "{connector}: duplicate documents");
     }
 }
 
@@ -197,49 +186,8 @@ async fn upstream_failures_map_to_connector_errors() {
         ("jira", "api.atlassian.com"),
     ];
     for (connector, host) in hosts {
-        h.fake.set_fault(
-            host,
-            Fault {
-                status: Some(429),
-                retry_after: Some(17),
-                count: Some(1),
-                ..Fault::default()
-            },
-        );
-        let error = h
-            .search(connector, &request("checkout", 5))
-            .await
-            .unwrap_err();
-        assert_eq!(error.kind, ErrorKind::RateLimited, "{connector}: {error}");
-        assert_eq!(error.retry_after_seconds, Some(17), "{connector}");
-
-        h.fake.set_fault(
-            host,
-            Fault {
-                status: Some(500),
-                count: Some(1),
-                ..Fault::default()
-            },
-        );
-        let error = h
-            .search(connector, &request("checkout", 5))
-            .await
-            .unwrap_err();
-        assert_eq!(error.kind, ErrorKind::Upstream, "{connector}: {error}");
-
-        h.fake.set_fault(
-            host,
-            Fault {
-                status: Some(401),
-                count: Some(1),
-                ..Fault::default()
-            },
-        );
-        let error = h
-            .search(connector, &request("checkout", 5))
-            .await
-            .unwrap_err();
-        assert_eq!(error.kind, ErrorKind::Unauthorized, "{connector}: {error}");
+        h.assert_common_failures_mapped(connector, host, &request("checkout", 5))
+            .await;
     }
 }
 
@@ -247,11 +195,8 @@ async fn upstream_failures_map_to_connector_errors() {
 async fn a_bad_or_revoked_token_is_unauthorized() {
     let h = harness().await;
     for connector in ALL {
-        let error = h
-            .search_as(connector, "mallory", &request("checkout", 5))
-            .await
-            .unwrap_err();
-        assert_eq!(error.kind, ErrorKind::Unauthorized, "{connector}: {error}");
+        h.assert_bad_token_unauthorized(connector, &request("checkout", 5))
+            .await;
     }
 }
 

@@ -12,14 +12,15 @@ pub mod contract;
 pub mod server;
 pub mod webhook_receiver;
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use fake_saas::{FakeSaas, FakeSaasConfig};
+use fake_saas::{FakeSaas, FakeSaasConfig, Fault};
 use quarry::connectors::{
-    ConnectorError, Document, NetworkConfig, Registry, RegistryConfig, Runtime, RuntimeConfig,
-    SearchRequest,
+    ConnectorError, Document, ErrorKind, NetworkConfig, Registry, RegistryConfig, Runtime,
+    RuntimeConfig, SearchRequest,
 };
 use quarry::secret::Secret;
 
@@ -146,6 +147,92 @@ impl Harness {
     ) -> Result<Vec<Document>, ConnectorError> {
         self.search_as(connector, "alice", request).await
     }
+
+    /// Makes the next request to `host` fail as `fault` says; the search
+    /// after it succeeds again, so one harness can try fault after fault.
+    pub fn fail_next(&self, host: &str, fault: Fault) {
+        self.fake.set_fault(
+            host,
+            Fault {
+                count: Some(1),
+                ..fault
+            },
+        );
+    }
+
+    /// The error a search that must fail ends in.
+    pub async fn search_error(&self, connector: &str, request: &SearchRequest) -> ConnectorError {
+        match self.search(connector, request).await {
+            Ok(docs) => panic!(
+                "{connector}: {} documents where an error was due",
+                docs.len()
+            ),
+            Err(error) => error,
+        }
+    }
+
+    /// Asserts that what every vendor's API can answer with (a 429 with
+    /// Retry-After, a 500, a 401) from `host` reaches the caller as the
+    /// matching connector error, so the host can back off or re-connect.
+    pub async fn assert_common_failures_mapped(
+        &self,
+        connector: &str,
+        host: &str,
+        request: &SearchRequest,
+    ) {
+        self.fail_next(
+            host,
+            Fault {
+                status: Some(429),
+                retry_after: Some(17),
+                ..Fault::default()
+            },
+        );
+        let error = self.search_error(connector, request).await;
+        assert_eq!(error.kind, ErrorKind::RateLimited, "{connector}: {error}");
+        assert_eq!(error.retry_after_seconds, Some(17), "{connector}");
+
+        for (status, kind) in [(500, ErrorKind::Upstream), (401, ErrorKind::Unauthorized)] {
+            self.fail_next(
+                host,
+                Fault {
+                    status: Some(status),
+                    ..Fault::default()
+                },
+            );
+            let error = self.search_error(connector, request).await;
+            assert_eq!(error.kind, kind, "{connector} after a {status}: {error}");
+        }
+    }
+
+    /// Asserts that a token the vendor does not know (mallory has none) is
+    /// refused as unauthorized, not as a generic upstream failure.
+    pub async fn assert_bad_token_unauthorized(&self, connector: &str, request: &SearchRequest) {
+        let error = self
+            .search_as(connector, "mallory", request)
+            .await
+            .unwrap_err();
+        assert_eq!(error.kind, ErrorKind::Unauthorized, "{connector}: {error}");
+    }
+}
+
+/// Asserts what every connector's answer must be: each document cites a
+/// record the fake holds (`known`), carries an RFC 3339 UTC time, and
+/// appears once.
+pub fn assert_cited_once(connector: &str, docs: &[Document], known: &HashSet<String>) {
+    for doc in docs {
+        assert!(
+            known.contains(&doc.url),
+            "{connector}: {} is not a record's citation URL",
+            doc.url
+        );
+        assert!(
+            doc.updated_at.as_deref().is_some_and(|t| t.ends_with('Z')),
+            "{connector}: times are RFC 3339 UTC"
+        );
+    }
+    let ids: HashSet<&str> = docs.iter().map(|d| d.id.as_str()).collect();
+    assert_eq!(ids.len(), docs.len(), "{connector}: duplicate documents");
 }
 
 /// A search as the host would plan it for a plain keyword question.
