@@ -132,7 +132,7 @@ impl UserIndex {
             return Ok(Vec::new());
         }
         let mut hits = if width <= EXACT_SEARCH_LIMIT {
-            self.exact(query, window, count)?
+            self.exact(query, window)?
         } else if width as u64 == self.times.len() as u64 {
             self.graph(query, count, |_| true)?
         } else {
@@ -164,7 +164,7 @@ impl UserIndex {
             .collect())
     }
 
-    fn exact(&self, query: &[f32], window: std::ops::Range<u64>, count: usize) -> Result<Vec<Hit>> {
+    fn exact(&self, query: &[f32], window: std::ops::Range<u64>) -> Result<Vec<Hit>> {
         let mut buffer = vec![0f32; self.index.dimensions()];
         let mut hits = Vec::new();
         for seq in window {
@@ -179,12 +179,7 @@ impl UserIndex {
                 similarity: cosine(query, &buffer).clamp(0.0, 1.0),
             });
         }
-        hits.sort_by(|a, b| {
-            b.similarity
-                .total_cmp(&a.similarity)
-                .then(b.seq.cmp(&a.seq))
-        });
-        hits.truncate(count);
+        // Ordered and cut by the caller, like the graph's hits.
         Ok(hits)
     }
 

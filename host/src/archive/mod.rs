@@ -651,8 +651,7 @@ mod tests {
     use super::*;
     use crate::rank::embed::HashedWords;
 
-    fn archive(dir: &std::path::Path, store: Arc<Store>) -> Archive {
-        let _ = dir;
+    fn archive(store: Arc<Store>) -> Archive {
         Archive::open(
             store,
             Arc::new(HashedWords::new(64)),
@@ -666,7 +665,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = Arc::new(Store::open(dir.path(), None).unwrap());
         let user = store.create_user("a@b.c").unwrap();
-        let first = archive(dir.path(), store.clone());
+        let first = archive(store.clone());
         let chunks = [
             ArchivedChunk {
                 connector: "github",
@@ -708,7 +707,7 @@ mod tests {
         drop(first);
 
         // A new process: the stored index plus the entry archived after it.
-        let second = archive(dir.path(), store.clone());
+        let second = archive(store.clone());
         let outcome = second
             .search(&user.id, "friday menu", None, None, 5)
             .await
@@ -728,7 +727,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = Arc::new(Store::open(dir.path(), None).unwrap());
         let user = store.create_user("a@b.c").unwrap();
-        let first = archive(dir.path(), store.clone());
+        let first = archive(store.clone());
         first
             .record(
                 &user.id,

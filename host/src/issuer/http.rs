@@ -10,7 +10,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::body::Bytes;
-use axum::extract::{ConnectInfo, State};
+use axum::extract::{ConnectInfo, FromRequest, Request, State};
 use axum::http::{HeaderMap, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
@@ -157,83 +157,85 @@ fn limited(app: &App, addr: SocketAddr) -> Option<Response> {
     })
 }
 
+/// A form posted to one of these endpoints, from a client within its
+/// rate limit: every handler starts with both checks.
+struct OAuthForm(Vec<(String, String)>);
+
+impl FromRequest<Arc<App>> for OAuthForm {
+    type Rejection = Response;
+
+    async fn from_request(request: Request, app: &Arc<App>) -> Result<Self, Self::Rejection> {
+        let addr = request
+            .extensions()
+            .get::<ConnectInfo<SocketAddr>>()
+            .map(|ConnectInfo(addr)| *addr);
+        if let Some(refused) = addr.and_then(|addr| limited(app, addr)) {
+            return Err(refused);
+        }
+        let headers = request.headers().clone();
+        let body = Bytes::from_request(request, app)
+            .await
+            .map_err(IntoResponse::into_response)?;
+        form(&headers, &body)
+            .map(OAuthForm)
+            .map_err(IntoResponse::into_response)
+    }
+}
+
 async fn device_authorization(
     State(app): State<Arc<App>>,
-    ConnectInfo(addr): ConnectInfo<SocketAddr>,
     uri: Uri,
     headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    if let Some(refused) = limited(&app, addr) {
-        return refused;
-    }
-    let fields = match form(&headers, &body) {
-        Ok(fields) => fields,
-        Err(error) => return error.into_response(),
-    };
-    let client = match client_id(&fields) {
-        Ok(client) => client.to_string(),
-        Err(error) => return error.into_response(),
-    };
+    OAuthForm(fields): OAuthForm,
+) -> Result<Response, OAuthError> {
+    let client = client_id(&fields)?.to_string();
     let issuer = app.issuer.clone();
-    let started = match tokio::task::spawn_blocking(move || issuer.start_device(&client)).await {
-        Ok(Ok(started)) => started,
-        _ => return server_error(),
+    let Ok(Ok(started)) = tokio::task::spawn_blocking(move || issuer.start_device(&client)).await
+    else {
+        return Ok(server_error());
     };
     let base = public_base(&app, &uri, &headers);
-    no_store(json!({
+    Ok(no_store(json!({
         "device_code": started.device_code,
         "user_code": started.user_code,
         "verification_uri": format!("{base}/device"),
         "verification_uri_complete": format!("{base}/device?user_code={}", started.user_code),
         "expires_in": started.expires_in,
         "interval": started.interval,
-    }))
+    })))
 }
 
 async fn token(
     State(app): State<Arc<App>>,
-    ConnectInfo(addr): ConnectInfo<SocketAddr>,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    if let Some(refused) = limited(&app, addr) {
-        return refused;
-    }
-    let fields = match form(&headers, &body) {
-        Ok(fields) => fields,
-        Err(error) => return error.into_response(),
-    };
-    let outcome = (|| -> Result<Response, OAuthError> {
-        let client = client_id(&fields)?.to_string();
-        match required(&fields, "grant_type")? {
-            DEVICE_CODE_GRANT => {
-                let code = required(&fields, "device_code")?.to_string();
-                Ok(poll_answer(app.issuer.poll_device(&code, &client)))
-            }
-            "refresh_token" => {
-                let token = required(&fields, "refresh_token")?.to_string();
-                Ok(match app.issuer.refresh(&token, &client) {
-                    Ok(Renewal::Issued(issued)) => issued_answer(&issued),
-                    Ok(Renewal::InvalidGrant) => oauth_error(
-                        StatusCode::BAD_REQUEST,
-                        "invalid_grant",
-                        "the refresh token is invalid, expired, revoked, already used or another client's",
-                    )
-                    .into_response(),
-                    Err(_) => server_error(),
-                })
-            }
-            other => Err(oauth_error(
-                StatusCode::BAD_REQUEST,
-                "unsupported_grant_type",
-                format!(
-                    "grant_type {other:?} is not supported; use {DEVICE_CODE_GRANT} or refresh_token"
-                ),
-            )),
+    OAuthForm(fields): OAuthForm,
+) -> Result<Response, OAuthError> {
+    let client = client_id(&fields)?.to_string();
+    match required(&fields, "grant_type")? {
+        DEVICE_CODE_GRANT => {
+            let code = required(&fields, "device_code")?;
+            Ok(poll_answer(app.issuer.poll_device(code, &client)))
         }
-    })();
-    outcome.unwrap_or_else(IntoResponse::into_response)
+        "refresh_token" => {
+            let token = required(&fields, "refresh_token")?;
+            Ok(match app.issuer.refresh(token, &client) {
+                Ok(Renewal::Issued(issued)) => issued_answer(&issued),
+                Ok(Renewal::InvalidGrant) => oauth_error(
+                    StatusCode::BAD_REQUEST,
+                    "invalid_grant",
+                    "the refresh token is invalid, expired, revoked, already used or another client's",
+                )
+                .into_response(),
+                Err(_) => server_error(),
+            })
+        }
+        other => Err(oauth_error(
+            StatusCode::BAD_REQUEST,
+            "unsupported_grant_type",
+            format!(
+                "grant_type {other:?} is not supported; use {DEVICE_CODE_GRANT} or refresh_token"
+            ),
+        )),
+    }
 }
 
 fn poll_answer(poll: anyhow::Result<Poll>) -> Response {
@@ -266,25 +268,13 @@ fn issued_answer(issued: &Issued) -> Response {
 /// RFC 7009 §2.2: 200 whether or not the token was known.
 async fn revoke(
     State(app): State<Arc<App>>,
-    ConnectInfo(addr): ConnectInfo<SocketAddr>,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    if let Some(refused) = limited(&app, addr) {
-        return refused;
-    }
-    let fields = match form(&headers, &body) {
-        Ok(fields) => fields,
-        Err(error) => return error.into_response(),
-    };
-    let token = match required(&fields, "token") {
-        Ok(token) => token.to_string(),
-        Err(error) => return error.into_response(),
-    };
-    match app.issuer.revoke(&token) {
+    OAuthForm(fields): OAuthForm,
+) -> Result<Response, OAuthError> {
+    let token = required(&fields, "token")?;
+    Ok(match app.issuer.revoke(token) {
         Ok(()) => (StatusCode::OK, [(header::CACHE_CONTROL, "no-store")]).into_response(),
         Err(_) => server_error(),
-    }
+    })
 }
 
 fn server_error() -> Response {
