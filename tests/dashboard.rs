@@ -15,7 +15,10 @@ const PASSWORD: &str = "quarry-demo-password";
 struct Browser {
     client: reqwest::Client,
     origin: String,
+    /// The session cookie (`name=value`).
     cookie: Option<String>,
+    /// The single sign-on flow's cookie, while one is in flight.
+    sso_cookie: Option<String>,
 }
 
 struct Page {
@@ -43,6 +46,7 @@ impl Browser {
             client,
             origin: demo.base_url.trim_end_matches("/v1").to_string(),
             cookie: None,
+            sso_cookie: None,
         }
     }
 
@@ -53,11 +57,15 @@ impl Browser {
             let value = value.to_str().unwrap();
             let pair = value.split(';').next().unwrap();
             let (name, v) = pair.split_once('=').unwrap();
-            assert_eq!(name, "__Host-quarry_session");
             for attribute in ["Secure", "HttpOnly", "SameSite=Lax", "Path=/"] {
                 assert!(value.contains(attribute), "{value} lacks {attribute}");
             }
-            self.cookie = (!v.is_empty()).then(|| pair.to_string());
+            let kept = (!v.is_empty()).then(|| pair.to_string());
+            match name {
+                "__Host-quarry_session" => self.cookie = kept,
+                "__Host-quarry_sso" => self.sso_cookie = kept,
+                other => panic!("an unexpected cookie {other}"),
+            }
         }
         Page {
             status,
@@ -77,10 +85,20 @@ impl Browser {
         }
     }
 
+    /// The Cookie header this browser sends.
+    fn cookies(&self) -> Option<String> {
+        let all: Vec<&str> = [&self.cookie, &self.sso_cookie]
+            .into_iter()
+            .flatten()
+            .map(String::as_str)
+            .collect();
+        (!all.is_empty()).then(|| all.join("; "))
+    }
+
     async fn get(&mut self, path: &str) -> Page {
         let mut request = self.client.get(self.url(path));
-        if let Some(cookie) = &self.cookie {
-            request = request.header("cookie", cookie);
+        if let Some(cookies) = self.cookies() {
+            request = request.header("cookie", cookies);
         }
         let response = request.send().await.unwrap();
         self.read(response).await
@@ -92,8 +110,8 @@ impl Browser {
             .post(self.url(path))
             .header("origin", origin)
             .form(form);
-        if let Some(cookie) = &self.cookie {
-            request = request.header("cookie", cookie);
+        if let Some(cookies) = self.cookies() {
+            request = request.header("cookie", cookies);
         }
         let response = request.send().await.unwrap();
         self.read(response).await
@@ -566,4 +584,222 @@ async fn an_assistant_is_approved_at_device_and_gets_tokens() {
     let second = renewed["access_token"].as_str().expect("a renewed token");
     assert_ne!(renewed["refresh_token"], tokens["refresh_token"], "rotated");
     demo.get("/me", Some(second)).await.expect(200, None);
+}
+
+// ---- single sign-on (the demo's Okta, played by fake-saas) ----------------
+
+/// Starts a sign-in with the identity provider and returns the authorize
+/// URL the browser was sent to.
+async fn start_sso(browser: &mut Browser) -> url::Url {
+    let start = browser.get("/dashboard/sso/start").await;
+    assert_eq!(start.status, 303, "{}", start.text);
+    assert!(
+        browser.sso_cookie.is_some(),
+        "the flow is bound to this browser"
+    );
+    url::Url::parse(start.location.as_deref().unwrap()).unwrap()
+}
+
+/// Signs in at the provider as `email` and returns the callback's page.
+async fn sso_as(browser: &mut Browser, email: &str) -> Page {
+    let mut authorize = start_sso(browser).await;
+    authorize.query_pairs_mut().append_pair("fake_user", email);
+    let approved = browser.get(authorize.as_str()).await;
+    assert_eq!(approved.status, 302, "{}", approved.text);
+    let callback = approved.location.unwrap();
+    browser.get(&callback).await
+}
+
+/// The alert a refused sign-in shows.
+fn alert(page: &Page) -> String {
+    between(&page.text, "role=\"alert\">", "</p>").unwrap_or_default()
+}
+
+#[tokio::test]
+async fn single_sign_on_links_an_account_by_verified_email_then_by_subject() {
+    let demo = Demo::start(&[]);
+    let mut browser = Browser::new(&demo);
+    let login = browser.get("/dashboard/login").await;
+    assert!(
+        login
+            .text
+            .contains(r#"href="/dashboard/sso/start">Sign in with Okta"#),
+        "{}",
+        login.text
+    );
+
+    let authorize = start_sso(&mut browser).await;
+    assert_eq!(
+        authorize.path(),
+        "/_vendor/acme.okta.com/oauth2/v1/authorize"
+    );
+    let params: std::collections::HashMap<String, String> =
+        authorize.query_pairs().into_owned().collect();
+    assert_eq!(params["response_type"], "code");
+    assert_eq!(params["client_id"], "quarry-demo-sso");
+    assert_eq!(params["scope"], "openid email");
+    assert_eq!(params["code_challenge_method"], "S256");
+    assert!(params["nonce"].len() >= 32 && params["state"].len() >= 32);
+    assert_eq!(
+        params["redirect_uri"],
+        format!("{}/dashboard/sso/callback", browser.origin)
+    );
+    // The provider asks who is signing in.
+    let chooser = browser.get(authorize.as_str()).await;
+    assert_eq!(chooser.status, 200);
+    assert!(chooser.text.contains("alice@acme.test"), "{}", chooser.text);
+
+    let done = sso_as(&mut browser, "alice@acme.test").await;
+    assert_eq!(done.status, 303, "{}", done.text);
+    assert_eq!(done.location.as_deref(), Some("/dashboard/tools"));
+    assert!(browser.cookie.is_some() && browser.sso_cookie.is_none());
+    let tools = browser.get("/dashboard/tools").await;
+    assert!(tools.text.contains("alice@acme.test"), "{}", tools.text);
+    // The code went back with the verifier and the client's credentials.
+    let requests = demo.fake("/_fake/requests").await;
+    let exchange = requests
+        .as_array()
+        .unwrap()
+        .iter()
+        .rfind(|r| r["path"] == json!("/oauth2/v1/token"))
+        .expect("a code exchange at Okta");
+    let basic =
+        exchange["headers"].as_array().unwrap().iter().any(|h| {
+            h[0] == json!("authorization") && h[1].as_str().unwrap().starts_with("Basic ")
+        });
+    assert!(basic, "client_secret_basic: {exchange}");
+    let body: Vec<u8> = serde_json::from_value(exchange["body"].clone()).unwrap();
+    assert!(String::from_utf8(body).unwrap().contains("code_verifier="));
+
+    // Alice's email changes at the provider: the link by subject still
+    // reaches her account.
+    demo.fake_post(
+        "/_fake/oidc/identities",
+        &json!({"email": "alice.ng@acme.test", "sub": "00u1alice0000000001"}),
+    )
+    .await;
+    let mut renamed = Browser::new(&demo);
+    let page = sso_as(&mut renamed, "alice.ng@acme.test").await;
+    assert_eq!(page.status, 303, "{}", page.text);
+    let tools = renamed.get("/dashboard/tools").await;
+    assert!(tools.text.contains("alice@acme.test"));
+
+    // Her old email handed to someone else at the provider does not reach
+    // her account, which is linked to her.
+    demo.fake_post(
+        "/_fake/oidc/identities",
+        &json!({"email": "alice@acme.test", "sub": "00u1newcomer"}),
+    )
+    .await;
+    let mut newcomer = Browser::new(&demo);
+    let page = sso_as(&mut newcomer, "alice@acme.test").await;
+    assert_eq!(page.status, 403, "{}", page.text);
+    assert!(
+        alert(&page).contains("linked to another identity"),
+        "{}",
+        page.text
+    );
+    assert!(newcomer.cookie.is_none());
+
+    // Deleting her data removes the link too: her identity finds nothing.
+    let mut browser = renamed;
+    let deleted = browser
+        .submit(
+            "/dashboard/account/delete",
+            "/dashboard/account/delete",
+            &[("confirm_email", "alice@acme.test")],
+        )
+        .await;
+    assert_eq!(deleted.status, 200, "{}", deleted.text);
+    let page = sso_as(&mut Browser::new(&demo), "alice.ng@acme.test").await;
+    assert_eq!(page.status, 403, "{}", page.text);
+    assert!(alert(&page).contains("no Quarry account"), "{}", page.text);
+}
+
+#[tokio::test]
+async fn single_sign_on_refuses_what_it_cannot_trust() {
+    // Every refusal counts against the address; allow this test's many.
+    let demo = Demo::start(&[("QUARRY_DASHBOARD__LOGIN_FAILURES", "50")]);
+    let refused = |page: &Page, status: u16, says: &str| {
+        assert_eq!(page.status, status, "{}", page.text);
+        assert!(alert(page).contains(says), "{says:?} not in {}", page.text);
+    };
+    let page = sso_as(&mut Browser::new(&demo), "carol@acme.test").await;
+    refused(&page, 403, "has not verified carol@acme.test");
+    let page = sso_as(&mut Browser::new(&demo), "eve@elsewhere.test").await;
+    refused(&page, 403, "no Quarry account for eve@elsewhere.test");
+
+    // A callback finished in another browser (no flow cookie) is refused,
+    // and uses the state up.
+    let mut browser = Browser::new(&demo);
+    let mut authorize = start_sso(&mut browser).await;
+    authorize
+        .query_pairs_mut()
+        .append_pair("fake_user", "alice@acme.test");
+    let callback = browser.get(authorize.as_str()).await.location.unwrap();
+    let mut elsewhere = Browser::new(&demo);
+    refused(
+        &elsewhere.get(&callback).await,
+        400,
+        "started in another browser",
+    );
+    refused(
+        &browser.get(&callback).await,
+        400,
+        "unknown or was already used",
+    );
+
+    // ID tokens wrong in each way are refused, and sign no one in.
+    for (how, says) in [
+        ("wrong_audience", "InvalidAudience"),
+        ("wrong_issuer", "InvalidIssuer"),
+        ("expired", "ExpiredSignature"),
+        ("wrong_nonce", "nonce"),
+        ("bad_signature", "InvalidSignature"),
+        ("unsigned", "header"),
+        ("symmetric", "HS256"),
+    ] {
+        demo.fake_post("/_fake/oidc/misbehave", &json!({ "next": how }))
+            .await;
+        let mut browser = Browser::new(&demo);
+        let page = sso_as(&mut browser, "bob@acme.test").await;
+        refused(&page, 401, says);
+        assert!(browser.cookie.is_none(), "{how}");
+    }
+
+    // The provider denies: said plainly.
+    let mut browser = Browser::new(&demo);
+    let authorize = start_sso(&mut browser).await;
+    let mut denied =
+        url::Url::parse(&format!("{}/dashboard/sso/callback", browser.origin)).unwrap();
+    let state = authorize
+        .query_pairs()
+        .find(|(k, _)| k == "state")
+        .unwrap()
+        .1
+        .into_owned();
+    denied
+        .query_pairs_mut()
+        .append_pair("error", "access_denied")
+        .append_pair("state", &state);
+    refused(&browser.get(denied.as_str()).await, 401, "access_denied");
+
+    // The provider rotates to a new ES256 key: its keys are fetched again.
+    let rotated = demo.fake_post("/_fake/oidc/rotate", &json!({})).await;
+    assert!(
+        rotated["kid"]
+            .as_str()
+            .unwrap()
+            .starts_with("fake-okta-ec-")
+    );
+    let mut browser = Browser::new(&demo);
+    let page = sso_as(&mut browser, "bob@acme.test").await;
+    assert_eq!(page.status, 303, "{}", page.text);
+    assert!(
+        browser
+            .get("/dashboard/tools")
+            .await
+            .text
+            .contains("bob@acme.test")
+    );
 }

@@ -39,6 +39,13 @@ pub enum Action {
         #[arg(long)]
         password_stdin: bool,
     },
+    /// Unlink a user's account from their single sign-on identity, so that
+    /// their next sign-in links it again by verified email (after the
+    /// person's identity was re-created at the provider, say).
+    UnlinkSso {
+        #[arg(long)]
+        email: String,
+    },
 }
 
 pub fn run(config: &Config, action: Action) -> Result<()> {
@@ -97,6 +104,18 @@ pub fn run(config: &Config, action: Action) -> Result<()> {
             println!(
                 "{}",
                 serde_json::json!({ "user_id": user.id, "email": user.email, "password": "set" })
+            );
+        }
+        Action::UnlinkSso { email } => {
+            let user = store
+                .user_by_email(&email)?
+                .with_context(|| format!("no user {email}"))?;
+            let txn = store.db().begin_write()?;
+            let unlinked = crate::dashboard::sso::remove_user_in(&txn, &user.id)?;
+            txn.commit()?;
+            println!(
+                "{}",
+                serde_json::json!({ "user_id": user.id, "email": user.email, "identities_unlinked": unlinked })
             );
         }
     }

@@ -225,6 +225,13 @@ fn demo_config(
         .collect();
     let mut dashboard = toml::Table::new();
     dashboard.insert("authorize_host_overrides".into(), authorize.into());
+    // Single sign-on with the fake's Okta (alice@acme.test and bob@acme.test).
+    let mut sso = toml::Table::new();
+    sso.insert("issuer".into(), "https://acme.okta.com".into());
+    sso.insert("client_id".into(), "quarry-demo-sso".into());
+    sso.insert("client_secret".into(), "demo-client-secret".into());
+    sso.insert("name".into(), "Okta".into());
+    dashboard.insert("sso".into(), sso.into());
     set("dashboard", dashboard.into());
     Config::from_sources(&table.to_string(), std::env::vars()).context("the demo configuration")
 }

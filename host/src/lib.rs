@@ -16,6 +16,7 @@ pub mod issuer;
 pub mod logging;
 pub mod metrics;
 pub mod oauth;
+pub mod oidc;
 pub mod rank;
 pub mod search;
 pub mod secret;

@@ -6,7 +6,8 @@
 // One person's whole visit, in order: sign in, connect a tool through the
 // vendor's OAuth (authorization code + PKCE), issue an API token and use it
 // from here, approve an assistant's device code at /device, register and
-// remove a webhook, delete the account and see every token stop working.
+// remove a webhook, delete the account and see every token stop working;
+// then bob signs in with the identity provider (single sign-on, OIDC).
 // Every page visited is screenshotted (full page) into
 // QUARRY_SCREENSHOT_DIR/NN-name.png and checked for a few accessibility
 // basics; any console error (a CSP violation shows as one) fails the run.
@@ -430,5 +431,21 @@ test('a visit to the dashboard in Chromium', async (t) => {
     // Bob is untouched.
     const bob = demo.users.find((u) => u.email === 'bob@acme.test');
     assert.equal((await me(bob.token)).status, 200);
+  });
+
+  await step(t, 'bob signs in with Okta (single sign-on)', async () => {
+    await navigate(() => page.goto(`${origin}/dashboard/login`));
+    await navigate(() => page.getByRole('link', { name: 'Sign in with Okta' }).click());
+    assert.equal(new URL(page.url()).origin, fakeOrigin, 'at the identity provider');
+    assert.equal(await h1(), 'Sign in to acme');
+    await visit('sso-identity-provider');
+    const landed = await navigate(() => page.getByRole('link', { name: /bob@acme\.test/ }).click());
+    assert.equal(landed.status(), 200);
+    assert.equal(new URL(page.url()).pathname, '/dashboard/tools');
+    assert.ok((await page.locator('header').innerText()).includes('bob@acme.test'));
+    const cookies = await page.context().cookies(origin);
+    assert.ok(cookies.some((c) => c.name === '__Host-quarry_session'), 'a session');
+    assert.ok(!cookies.some((c) => c.name === '__Host-quarry_sso'), 'the flow cookie is gone');
+    await visit('sso-signed-in');
   });
 });

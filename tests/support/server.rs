@@ -566,9 +566,19 @@ impl Demo {
     }
 
     /// `GET` on the fake upstreams' control API (`/_fake/revoked`, ...).
+    /// Posts JSON to the fake upstreams' control API.
+    pub async fn fake_post(&self, path: &str, body: &Value) -> Value {
+        let request = self.fake_client.post(format!("{}{path}", self.fake_url));
+        Self::fake_answer(path, request.json(body)).await
+    }
+
     pub async fn fake(&self, path: &str) -> Value {
-        self.fake_client
-            .get(format!("{}{path}", self.fake_url))
+        let request = self.fake_client.get(format!("{}{path}", self.fake_url));
+        Self::fake_answer(path, request).await
+    }
+
+    async fn fake_answer(path: &str, request: reqwest::RequestBuilder) -> Value {
+        request
             .send()
             .await
             .and_then(|r| r.error_for_status())

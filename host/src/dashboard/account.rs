@@ -78,7 +78,6 @@ pub async fn delete(
     let worker = app.clone();
     let job = user_id.clone();
     let report = tokio::spawn(async move { worker.deletions.run(&job).await }).await;
-    let _ = session::end_all(&app.store, &user_id);
     match report {
         Ok(Ok(report)) => {
             tracing::info!(user = %user_id, "dashboard: account deleted");

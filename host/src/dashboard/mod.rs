@@ -4,12 +4,15 @@
 //!
 //! It sits outside `/v1` and its gate: [`guard`] is its own middleware
 //! (sessions, CSRF, security headers on every page). One file per group of
-//! pages: [`session`] (sign-in, sessions, passwords), [`tools`], [`tokens`],
-//! [`webhooks`], [`account`]; [`templates`] renders them.
+//! pages: [`session`] (sign-in, sessions, passwords), [`sso`] (single
+//! sign-on), [`tools`], [`tokens`], [`webhooks`], [`account`]; [`templates`]
+//! renders them.
 
 pub mod account;
 pub mod device;
+mod pending;
 pub mod session;
+pub mod sso;
 pub mod templates;
 pub mod tokens;
 pub mod tools;
@@ -47,6 +50,8 @@ pub struct Dashboard {
     login_failures: Mutex<HashMap<String, Vec<i64>>>,
     /// Verified against for unknown emails, so that they cost the same.
     dummy_hash: String,
+    /// The operator's OpenID Connect provider, when single sign-on is set up.
+    pub sso: Option<crate::oidc::Provider>,
 }
 
 impl Dashboard {
@@ -58,8 +63,14 @@ impl Dashboard {
     ) -> Result<Dashboard> {
         session::create_tables(&app.store)?;
         tools::create_tables(&app.store)?;
+        sso::create_tables(&app.store)?;
+        let sso = config
+            .sso
+            .clone()
+            .map(|sso| crate::oidc::Provider::new(sso, http.clone()));
         Ok(Dashboard {
             app,
+            sso,
             config,
             clients,
             http,
@@ -80,6 +91,8 @@ pub fn router(dashboard: Arc<Dashboard>) -> Router {
             get(session::login_page).post(session::login),
         )
         .route("/dashboard/logout", post(session::logout))
+        .route("/dashboard/sso/start", get(sso::start))
+        .route("/dashboard/sso/callback", get(sso::callback))
         .route("/dashboard/tools", get(tools::page))
         .route("/dashboard/tools/{id}/connect", post(tools::connect))
         .route("/dashboard/tools/{id}/disconnect", post(tools::disconnect))
@@ -102,6 +115,14 @@ pub fn router(dashboard: Arc<Dashboard>) -> Router {
             guard,
         ))
         .with_state(dashboard)
+}
+
+/// Removes what the dashboard holds of a user (their data is being
+/// deleted): sessions and single sign-on links.
+pub fn remove_user_in(txn: &redb::WriteTransaction, user_id: &str) -> Result<()> {
+    session::remove_user_in(txn, user_id)?;
+    sso::remove_user_in(txn, user_id)?;
+    Ok(())
 }
 
 /// The peer's address, for the sign-in limits.

@@ -11,9 +11,6 @@ use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use axum::{Extension, Form};
-use base64::Engine as _;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64URL;
-use rand::RngCore;
 use redb::{ReadableDatabase, TableDefinition};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -92,19 +89,21 @@ fn session_key(id: &str) -> String {
 }
 
 fn random_token() -> String {
-    let mut raw = [0u8; 32];
-    rand::rng().fill_bytes(&mut raw);
-    B64URL.encode(raw)
+    crate::store::random_b64(32)
 }
 
 fn cookie_value(headers: &HeaderMap) -> Option<String> {
+    cookie_named(headers, COOKIE)
+}
+
+pub(super) fn cookie_named(headers: &HeaderMap, cookie: &str) -> Option<String> {
     headers
         .get_all(header::COOKIE)
         .iter()
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(';'))
         .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(name, _)| *name == COOKIE)
+        .find(|(name, _)| *name == cookie)
         .map(|(_, value)| value.to_string())
 }
 
@@ -168,13 +167,11 @@ fn remove(store: &Store, key: &str) -> Result<()> {
     Ok(())
 }
 
-/// Ends every session of a user (after their data is deleted).
-pub fn end_all(store: &Store, user_id: &str) -> Result<()> {
-    let txn = store.db().begin_write()?;
+/// Ends every session of a user (their data is being deleted).
+pub fn remove_user_in(txn: &redb::WriteTransaction, user_id: &str) -> Result<()> {
     txn.open_table(SESSIONS)?.retain(|_, bytes| {
         !serde_json::from_slice::<Record>(bytes).is_ok_and(|r| r.user_id == user_id)
     })?;
-    txn.commit()?;
     Ok(())
 }
 
@@ -229,12 +226,25 @@ impl Dashboard {
 
 // ---- pages ----------------------------------------------------------------
 
-fn login_form(email: &str, error: Option<&str>) -> String {
+/// The sign-in page: the single sign-on button when the operator set one
+/// up, and the password form.
+pub(super) fn login_form(dashboard: &Dashboard, email: &str, error: Option<&str>) -> String {
     let alert = error
         .map(|e| format!(r#"<p class="notice error" role="alert">{}</p>"#, esc(e)))
         .unwrap_or_default();
+    let sso = dashboard
+        .sso
+        .as_ref()
+        .map(|provider| {
+            format!(
+                r#"<p><a class="button" href="/dashboard/sso/start">Sign in with {}</a></p>
+<p>Or with your email and password:</p>"#,
+                esc(provider.name())
+            )
+        })
+        .unwrap_or_default();
     let body = format!(
-        r#"{alert}<form method="post" action="/dashboard/login">
+        r#"{alert}{sso}<form method="post" action="/dashboard/login">
 <label for="email">Email</label>
 <input id="email" name="email" type="email" autocomplete="username" required value="{}">
 <label for="password">Password</label>
@@ -247,11 +257,14 @@ fn login_form(email: &str, error: Option<&str>) -> String {
     page("Sign in", None, &body)
 }
 
-pub async fn login_page(session: Option<Extension<Session>>) -> Response {
+pub async fn login_page(
+    State(dashboard): State<Arc<Dashboard>>,
+    session: Option<Extension<Session>>,
+) -> Response {
     if session.is_some() {
         return Redirect::to("/dashboard/tools").into_response();
     }
-    Html(login_form("", None)).into_response()
+    Html(login_form(&dashboard, "", None)).into_response()
 }
 
 #[derive(Deserialize)]
@@ -275,6 +288,7 @@ pub async fn login(
             StatusCode::TOO_MANY_REQUESTS,
             [(header::RETRY_AFTER, (minutes * 60).to_string())],
             Html(login_form(
+                &dashboard,
                 &email,
                 Some(&format!(
                     "Too many failed sign-ins. Try again in {minutes} minutes."
@@ -306,6 +320,7 @@ pub async fn login(
             return (
                 StatusCode::UNAUTHORIZED,
                 Html(login_form(
+                    &dashboard,
                     &email,
                     Some("The email or the password is wrong."),
                 )),
@@ -314,15 +329,21 @@ pub async fn login(
         }
     };
     dashboard.forget_failures(&keys[1]);
+    begin(&dashboard, &user.id, "password")
+}
+
+/// Starts a session for a user who proved who they are: the cookie, and
+/// off to their tools.
+pub(super) fn begin(dashboard: &Dashboard, user_id: &str, how: &'static str) -> Response {
     let id = random_token();
     let t = now();
     let record = Record {
-        user_id: user.id.clone(),
+        user_id: user_id.to_string(),
         csrf: random_token(),
         created_at: t,
         last_seen: t,
     };
-    if let Err(error) = put(store, &session_key(&id), &record) {
+    if let Err(error) = put(&dashboard.app.store, &session_key(&id), &record) {
         tracing::error!(error = format!("{error:#}"), "storing a session failed");
         return super::templates::message(
             StatusCode::INTERNAL_SERVER_ERROR,
@@ -330,9 +351,9 @@ pub async fn login(
             "The session could not be stored. Try again.",
         );
     }
-    tracing::info!(user = %user.id, "dashboard sign-in");
+    tracing::info!(user = %user_id, how, "dashboard sign-in");
     let mut response = Redirect::to("/dashboard/tools").into_response();
-    response.headers_mut().insert(
+    response.headers_mut().append(
         header::SET_COOKIE,
         set_cookie(&id, dashboard.config.session_absolute_seconds),
     );

@@ -30,7 +30,8 @@ input:not([type]),input[type=text],input[type=email],input[type=password],input[
 #user_code{max-width:14rem;font-family:monospace;font-size:1.3rem;letter-spacing:.1em;text-transform:uppercase}
 fieldset{max-width:28rem;box-sizing:border-box;margin:1rem 0;border:1px solid #8886}
 fieldset label{display:flex;gap:.5rem;align-items:center;margin:.2rem 0}
-button{padding:.4rem .9rem;margin:.3rem 0;cursor:pointer;font:inherit}
+button,a.button{padding:.4rem .9rem;margin:.3rem 0;cursor:pointer;font:inherit}
+a.button{display:inline-block;border:1px solid #8888;border-radius:3px;text-decoration:none}
 button.danger{background:#b3261e;color:#fff;border:1px solid #8c1d18;border-radius:3px}
 .secret{font-family:monospace;word-break:break-all;user-select:all;padding:.6rem;border:2px solid #c80;display:block}
 .notice{padding:.6rem;border-left:4px solid #36c}.error{border-left-color:#c33}

@@ -14,54 +14,35 @@ use axum::response::{IntoResponse, Redirect, Response};
 use axum::{Extension, Form};
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64URL;
-use rand::RngCore;
 use redb::TableDefinition;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::session::Session;
 use super::templates::{csrf_field, esc, html, message};
-use super::{Dashboard, expected_origin, require};
+use super::{Dashboard, expected_origin, pending, require};
 use crate::connectors::manifest::OAuth;
 use crate::deletion::revoke::{Outcome, TokenToRevoke};
 use crate::secret::Secret;
-use crate::store::{Grant, GrantStatus, Store, now};
+use crate::store::{Grant, GrantStatus, Store, now, random_b64};
 
-/// SHA-256 of `state` → a [`Pending`] authorization, sealed with the master key.
-const STATES: TableDefinition<&str, &[u8]> = TableDefinition::new("dashboard_oauth_states");
+/// Connections in flight: [`Connecting`] by `state`.
+const STATES: pending::Table = TableDefinition::new("dashboard_oauth_states");
 
 /// How long a person has to approve at the vendor.
 const STATE_TTL_SECONDS: i64 = 600;
 
 pub(super) fn create_tables(store: &Store) -> Result<()> {
-    let txn = store.db().begin_write()?;
-    txn.open_table(STATES)?;
-    txn.commit()?;
-    Ok(())
+    pending::create_table(store, STATES)
 }
 
 #[derive(Serialize, Deserialize)]
-struct Pending {
+struct Connecting {
     session: String,
     user_id: String,
     connector: String,
     verifier: String,
     redirect_uri: String,
-    expires_at: i64,
-}
-
-fn random_b64(bytes: usize) -> String {
-    let mut raw = vec![0u8; bytes];
-    rand::rng().fill_bytes(&mut raw);
-    B64URL.encode(raw)
-}
-
-fn state_key(state: &str) -> String {
-    hex::encode(Sha256::digest(state.as_bytes()))
-}
-
-fn record_id(key: &str) -> String {
-    format!("dashboard-oauth-state/{key}")
 }
 
 /// Write words in a scope name: the manifest loader already refuses scopes
@@ -105,14 +86,22 @@ fn origin_of(url: &str) -> Option<String> {
     Some(url.origin().ascii_serialization()).filter(|o| o != "null")
 }
 
-/// The URL the browser goes to: the manifest's, or the operator's override
-/// of its host (the demo's fake vendors).
-fn browser_authorize_url(dashboard: &Dashboard, authorize_url: &str) -> Result<url::Url> {
+/// The URL the browser goes to: the manifest's (or the identity
+/// provider's), or the operator's override of its host (the demo's fakes).
+pub(super) fn browser_authorize_url(
+    dashboard: &Dashboard,
+    authorize_url: &str,
+) -> Result<url::Url> {
     let url = url::Url::parse(authorize_url).context("the manifest's authorize_url")?;
     let host = url.host_str().unwrap_or_default();
     match dashboard.config.authorize_host_overrides.get(host) {
-        Some(base) => url::Url::parse(&format!("{}{}", base.trim_end_matches('/'), url.path()))
-            .context("dashboard.authorize_host_overrides"),
+        Some(base) => {
+            let mut moved =
+                url::Url::parse(&format!("{}{}", base.trim_end_matches('/'), url.path()))
+                    .context("dashboard.authorize_host_overrides")?;
+            moved.set_query(url.query());
+            Ok(moved)
+        }
         None => Ok(url),
     }
 }
@@ -249,15 +238,15 @@ pub async fn connect(
     let verifier = random_b64(32);
     let challenge = B64URL.encode(Sha256::digest(verifier.as_bytes()));
     let state = random_b64(24);
-    let pending = Pending {
+    let connecting = Connecting {
         session: session.key.clone(),
         user_id: session.user_id.clone(),
         connector: id.clone(),
         verifier,
         redirect_uri: redirect_uri.clone(),
-        expires_at: now() + STATE_TTL_SECONDS,
     };
-    if let Err(error) = save(&dashboard.app.store, &state, &pending) {
+    let store = &dashboard.app.store;
+    if let Err(error) = pending::save(store, STATES, &state, &connecting, STATE_TTL_SECONDS) {
         tracing::error!(
             error = format!("{error:#}"),
             "storing an OAuth state failed"
@@ -297,46 +286,6 @@ pub async fn connect(
     Redirect::to(url.as_str()).into_response()
 }
 
-fn save(store: &Store, state: &str, pending: &Pending) -> Result<()> {
-    let key = state_key(state);
-    let sealed = store
-        .master()
-        .encrypt(&record_id(&key), &serde_json::to_vec(pending)?);
-    let txn = store.db().begin_write()?;
-    {
-        let mut table = txn.open_table(STATES)?;
-        // Expired states go as new ones come.
-        let t = now();
-        let master = store.master();
-        table.retain(|k, v| {
-            master
-                .decrypt(&record_id(k), v)
-                .ok()
-                .and_then(|plain| serde_json::from_slice::<Pending>(&plain).ok())
-                .is_some_and(|p| p.expires_at > t)
-        })?;
-        table.insert(key.as_str(), sealed.as_slice())?;
-    }
-    txn.commit()?;
-    Ok(())
-}
-
-/// Removes the state (single use) and returns what it was bound to.
-fn take(store: &Store, state: &str) -> Result<Option<Pending>> {
-    let key = state_key(state);
-    let txn = store.db().begin_write()?;
-    let sealed = txn
-        .open_table(STATES)?
-        .remove(key.as_str())?
-        .map(|v| v.value().to_vec());
-    txn.commit()?;
-    let Some(sealed) = sealed else {
-        return Ok(None);
-    };
-    let plain = store.master().decrypt(&record_id(&key), &sealed)?;
-    Ok(Some(serde_json::from_slice(&plain)?))
-}
-
 #[derive(Deserialize)]
 pub struct Callback {
     code: Option<String>,
@@ -357,8 +306,8 @@ pub async fn callback(
     let Some(state) = callback.state.filter(|s| !s.is_empty() && s.len() < 200) else {
         return refused("The vendor's answer has no state.");
     };
-    let pending = match take(&dashboard.app.store, &state) {
-        Ok(Some(p)) if p.session == session.key && p.user_id == session.user_id => p,
+    let pending = match pending::take::<Connecting>(&dashboard.app.store, STATES, &state) {
+        Ok(Some(p)) if p.value.session == session.key && p.value.user_id == session.user_id => p,
         Ok(Some(_)) => return refused("This connection was started in another session."),
         Ok(None) => {
             return refused("This connection is unknown or was already completed. Start again.");
@@ -368,6 +317,7 @@ pub async fn callback(
     if pending.expires_at <= now() {
         return refused("This connection took longer than 10 minutes. Start again.");
     }
+    let pending = pending.value;
     if let Some(error) = callback.error {
         return refused(&format!(
             "The vendor did not grant access ({error}). Nothing was connected."
@@ -401,7 +351,7 @@ pub async fn callback(
 }
 
 /// Exchanges the code for tokens and stores them as the user's grant.
-async fn exchange(dashboard: &Dashboard, pending: &Pending, code: &str) -> Result<()> {
+async fn exchange(dashboard: &Dashboard, pending: &Connecting, code: &str) -> Result<()> {
     let connector = dashboard
         .app
         .registry

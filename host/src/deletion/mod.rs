@@ -221,6 +221,8 @@ impl Deletions {
         let webhooks = self.webhooks.remove_user_in(&txn, user_id)?;
         // Assistants' refresh tokens (and the API tokens they issued).
         self.issuer.remove_user_in(&txn, user_id)?;
+        // Dashboard sessions and single sign-on links.
+        crate::dashboard::remove_user_in(&txn, user_id)?;
         let report = Report {
             oauth_tokens_revoked: job.revoked,
             oauth_revocations_pending: job.queued,

@@ -611,6 +611,14 @@ pub fn random_hex(bytes: usize) -> String {
     hex::encode(raw)
 }
 
+/// `bytes` random bytes, base64url without padding (states, nonces, verifiers).
+pub fn random_b64(bytes: usize) -> String {
+    use base64::Engine as _;
+    let mut raw = vec![0u8; bytes];
+    rand::rng().fill_bytes(&mut raw);
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(raw)
+}
+
 /// Unix seconds now.
 pub fn now() -> i64 {
     std::time::SystemTime::now()

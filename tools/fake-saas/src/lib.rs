@@ -86,6 +86,8 @@ pub const HOSTS: &[&str] = &[
     "trello.com",
     "api.intercom.io",
     "app.intercom.com",
+    // the operator's identity provider (single sign-on to the dashboard)
+    "acme.okta.com",
 ];
 
 /// How to start the fake.
@@ -194,6 +196,7 @@ pub(crate) struct Shared {
     pub faults: Mutex<HashMap<String, FaultSlot>>,
     pub latency: Mutex<Duration>,
     pub tokens: Mutex<tokens::Tokens>,
+    pub idp: Mutex<vendors::okta::Idp>,
     pub addr: SocketAddr,
     pub ca_pem: String,
 }
@@ -244,6 +247,10 @@ impl Shared {
     pub(crate) fn tokens(&self) -> std::sync::MutexGuard<'_, tokens::Tokens> {
         lock(&self.tokens)
     }
+
+    pub(crate) fn idp(&self) -> std::sync::MutexGuard<'_, vendors::okta::Idp> {
+        lock(&self.idp)
+    }
 }
 
 /// A running fake server. Dropping it without [`FakeSaas::shutdown`] stops accepting
@@ -265,6 +272,7 @@ impl FakeSaas {
             faults: Mutex::new(HashMap::new()),
             latency: Mutex::new(config.latency),
             tokens: Mutex::new(tokens::Tokens::new()),
+            idp: Mutex::new(vendors::okta::Idp::new()),
             addr,
             ca_pem: certs.ca_pem.clone(),
         });

@@ -287,12 +287,38 @@ fn control(shared: &Shared, req: &Req) -> Response {
             Err(e) => bad(e.to_string()),
         },
         (Method::GET, "/_fake/revoked") => http::json(200, &json!(shared.tokens().revoked())),
+        (Method::POST, "/_fake/oidc/identities") => {
+            match serde_json::from_slice::<crate::vendors::okta::Identity>(&req.body) {
+                Ok(identity) => {
+                    shared.idp().put_identity(identity);
+                    http::json(200, &json!({"ok": true}))
+                }
+                Err(e) => bad(e.to_string()),
+            }
+        }
+        (Method::POST, "/_fake/oidc/rotate") => {
+            http::json(200, &json!({"kid": shared.idp().rotate()}))
+        }
+        (Method::POST, "/_fake/oidc/misbehave") => {
+            #[derive(Deserialize)]
+            struct Next {
+                next: crate::vendors::okta::Misbehaviour,
+            }
+            match serde_json::from_slice::<Next>(&req.body) {
+                Ok(Next { next }) => {
+                    shared.idp().misbehave(next);
+                    http::json(200, &json!({"ok": true}))
+                }
+                Err(e) => bad(e.to_string()),
+            }
+        }
         _ => http::json(
             404,
             &json!({"error": "unknown control endpoint", "endpoints": [
                 "GET /_fake/health", "GET /_fake/requests", "DELETE /_fake/requests",
                 "POST /_fake/faults", "DELETE /_fake/faults", "POST /_fake/latency",
-                "GET /_fake/ca.pem", "POST /_fake/tokens", "GET /_fake/revoked"
+                "GET /_fake/ca.pem", "POST /_fake/tokens", "GET /_fake/revoked",
+                "POST /_fake/oidc/identities", "POST /_fake/oidc/rotate", "POST /_fake/oidc/misbehave"
             ]}),
         ),
     }

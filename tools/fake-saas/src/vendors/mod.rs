@@ -10,6 +10,7 @@ pub(crate) mod jira;
 pub(crate) mod linear;
 pub(crate) mod notion;
 pub(crate) mod oauth;
+pub(crate) mod okta;
 pub(crate) mod slack;
 pub(crate) mod zendesk;
 // Salesforce, Microsoft 365, Asana, Trello, Intercom.
@@ -69,6 +70,10 @@ fn is_google_oauth(host: &str) -> bool {
 }
 
 pub(crate) fn dispatch(shared: &Shared, req: &Req) -> Response {
+    // The identity provider of the dashboard's single sign-on: no data API.
+    if req.host == "acme.okta.com" {
+        return okta::handle(shared, req);
+    }
     match vendor_of_request(req) {
         Some(Vendor::GoogleDrive | Vendor::Gmail) if is_google_oauth(&req.host) => {
             google::handle(shared, req)

@@ -1,0 +1,529 @@
+//! The relying party of OpenID Connect single sign-on (the dashboard's
+//! "Sign in with ..."): discovery, the authorization request (code flow
+//! with PKCE S256, `state` and `nonce`), the code exchange, and the ID
+//! token's validation against the provider's published keys.
+//!
+//! What is checked, after OpenID Connect Core §3.1.3.7: the discovery
+//! document names exactly the configured issuer; the ID token comes from
+//! the token endpoint over TLS; its signature is by a key of the provider's
+//! JWKS (asymmetric algorithms only: `none` and HMAC are refused); `iss` is
+//! the issuer, `aud` holds our client id (and `azp` is ours when present);
+//! `exp` and `iat` hold (60 s leeway); `nonce` is the one we sent.
+//!
+//! Discovery and keys are cached for an hour. An unknown key id makes the
+//! keys be fetched again at once: providers rotate keys, and ID tokens only
+//! ever come from the provider's own token endpoint.
+
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64URL;
+use jsonwebtoken::jwk::{Jwk, JwkSet};
+use jsonwebtoken::{Algorithm, DecodingKey, Validation};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use sha2::{Digest, Sha256};
+
+use crate::config::SsoConfig;
+use crate::store::random_b64;
+
+/// How long discovery and keys are trusted before being fetched again.
+const CACHE_FOR: Duration = Duration::from_secs(3600);
+/// Largest discovery document, JWKS or token response read.
+const MAX_RESPONSE_BYTES: usize = 256 * 1024;
+const TIMEOUT: Duration = Duration::from_secs(10);
+/// Clock skew allowed between us and the provider.
+const LEEWAY_SECONDS: u64 = 60;
+
+/// Signature algorithms accepted on ID tokens: asymmetric ones only, so a
+/// token can only come from the holder of a published key.
+const ACCEPTED: &[Algorithm] = &[
+    Algorithm::RS256,
+    Algorithm::RS384,
+    Algorithm::RS512,
+    Algorithm::PS256,
+    Algorithm::PS384,
+    Algorithm::PS512,
+    Algorithm::ES256,
+    Algorithm::ES384,
+    Algorithm::EdDSA,
+];
+
+/// Why a sign-in through the provider failed.
+#[derive(Debug, thiserror::Error)]
+pub enum SsoError {
+    /// The provider could not be reached, or answered what is not OpenID Connect.
+    #[error("the identity provider: {0}")]
+    Provider(String),
+    /// The provider refused the code (expired, used, or not ours).
+    #[error("the identity provider refused the sign-in: {0}")]
+    Refused(String),
+    /// The ID token failed a check: never trusted.
+    #[error("the ID token was refused: {0}")]
+    InvalidToken(String),
+}
+
+/// The provider's endpoints, from its discovery document.
+#[derive(Debug, Clone, Deserialize)]
+struct Metadata {
+    issuer: String,
+    authorization_endpoint: String,
+    token_endpoint: String,
+    jwks_uri: String,
+    #[serde(default)]
+    token_endpoint_auth_methods_supported: Option<Vec<String>>,
+}
+
+/// A person as the provider vouches for them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Identity {
+    pub issuer: String,
+    pub subject: String,
+    pub email: Option<String>,
+    pub email_verified: bool,
+}
+
+/// What a sign-in started with, kept until the provider sends the browser back.
+#[derive(Debug, Clone)]
+pub struct Started {
+    /// Where to send the browser.
+    pub url: url::Url,
+    pub state: String,
+    pub nonce: String,
+    pub verifier: String,
+}
+
+#[derive(Default)]
+struct Cache {
+    metadata: Option<(Metadata, Instant)>,
+    keys: Option<(JwkSet, Instant)>,
+}
+
+pub struct Provider {
+    config: SsoConfig,
+    http: reqwest::Client,
+    cache: tokio::sync::Mutex<Cache>,
+}
+
+impl Provider {
+    /// `http` must be a client that checks certificates and refuses redirects.
+    pub fn new(config: SsoConfig, http: reqwest::Client) -> Provider {
+        Provider {
+            config,
+            http,
+            cache: tokio::sync::Mutex::default(),
+        }
+    }
+
+    /// The name on the sign-in button.
+    pub fn name(&self) -> &str {
+        &self.config.name
+    }
+
+    pub fn issuer(&self) -> &str {
+        &self.config.issuer
+    }
+
+    pub fn allowed_domains(&self) -> &[String] {
+        &self.config.allowed_domains
+    }
+
+    /// The authorization request to send the browser to.
+    pub async fn start(&self, redirect_uri: &str) -> Result<Started, SsoError> {
+        let metadata = self.metadata().await?;
+        let mut url = url::Url::parse(&metadata.authorization_endpoint)
+            .map_err(|e| SsoError::Provider(format!("authorization_endpoint: {e}")))?;
+        let (state, nonce, verifier) = (random_b64(24), random_b64(24), random_b64(32));
+        let challenge = B64URL.encode(Sha256::digest(verifier.as_bytes()));
+        url.query_pairs_mut()
+            .append_pair("response_type", "code")
+            .append_pair("client_id", &self.config.client_id)
+            .append_pair("redirect_uri", redirect_uri)
+            .append_pair("scope", "openid email")
+            .append_pair("state", &state)
+            .append_pair("nonce", &nonce)
+            .append_pair("code_challenge", &challenge)
+            .append_pair("code_challenge_method", "S256");
+        Ok(Started {
+            url,
+            state,
+            nonce,
+            verifier,
+        })
+    }
+
+    /// Exchanges the code and validates the ID token that comes back.
+    pub async fn finish(
+        &self,
+        code: &str,
+        verifier: &str,
+        redirect_uri: &str,
+        nonce: &str,
+    ) -> Result<Identity, SsoError> {
+        let metadata = self.metadata().await?;
+        let id_token = self
+            .exchange(&metadata, code, verifier, redirect_uri)
+            .await?;
+        self.validate(&metadata, &id_token, nonce).await
+    }
+
+    async fn metadata(&self) -> Result<Metadata, SsoError> {
+        let mut cache = self.cache.lock().await;
+        if let Some((metadata, at)) = &cache.metadata
+            && at.elapsed() < CACHE_FOR
+        {
+            return Ok(metadata.clone());
+        }
+        let url = format!(
+            "{}/.well-known/openid-configuration",
+            self.config.issuer.trim_end_matches('/')
+        );
+        let metadata: Metadata = self.get_json(&url).await?;
+        // Discovery §4.3: the document must be the issuer's own.
+        if metadata.issuer != self.config.issuer {
+            return Err(SsoError::Provider(format!(
+                "the discovery document names the issuer {:?}, not {:?}",
+                metadata.issuer, self.config.issuer
+            )));
+        }
+        for (name, endpoint) in [
+            ("authorization_endpoint", &metadata.authorization_endpoint),
+            ("token_endpoint", &metadata.token_endpoint),
+            ("jwks_uri", &metadata.jwks_uri),
+        ] {
+            if !endpoint.starts_with("https://") {
+                return Err(SsoError::Provider(format!(
+                    "{name} is not https: {endpoint}"
+                )));
+            }
+        }
+        cache.metadata = Some((metadata.clone(), Instant::now()));
+        Ok(metadata)
+    }
+
+    async fn exchange(
+        &self,
+        metadata: &Metadata,
+        code: &str,
+        verifier: &str,
+        redirect_uri: &str,
+    ) -> Result<String, SsoError> {
+        let mut form = vec![
+            ("grant_type", "authorization_code"),
+            ("code", code),
+            ("redirect_uri", redirect_uri),
+            ("code_verifier", verifier),
+        ];
+        let mut request = self
+            .http
+            .post(&metadata.token_endpoint)
+            .header("Accept", "application/json")
+            .timeout(TIMEOUT);
+        // client_secret_basic is the default (RFC 8414 §2); post when it is
+        // the only one of the two the provider takes.
+        let methods = metadata.token_endpoint_auth_methods_supported.as_deref();
+        let post_only = methods.is_some_and(|m| {
+            m.iter().any(|m| m == "client_secret_post")
+                && !m.iter().any(|m| m == "client_secret_basic")
+        });
+        if post_only {
+            form.push(("client_id", &self.config.client_id));
+            form.push(("client_secret", &self.config.client_secret));
+        } else {
+            // RFC 6749 §2.3.1: both parts form-encoded before Basic.
+            let encode = |s: &str| url::form_urlencoded::byte_serialize(s.as_bytes()).collect();
+            let (id, secret): (String, String) = (
+                encode(&self.config.client_id),
+                encode(&self.config.client_secret),
+            );
+            request = request.basic_auth(id, Some(secret));
+        }
+        let response = request
+            .form(&form)
+            .send()
+            .await
+            .map_err(|e| SsoError::Provider(format!("the token endpoint: {e}")))?;
+        let status = response.status();
+        let body: serde_json::Value = read_json(response).await?;
+        if !status.is_success() {
+            let error = body["error"].as_str().unwrap_or("no error code");
+            let description = body["error_description"].as_str().unwrap_or_default();
+            return Err(SsoError::Refused(
+                format!("{status} {error} {description}").trim().to_string(),
+            ));
+        }
+        body["id_token"]
+            .as_str()
+            .map(str::to_string)
+            .ok_or_else(|| SsoError::Provider("the token response has no id_token".into()))
+    }
+
+    async fn validate(
+        &self,
+        metadata: &Metadata,
+        id_token: &str,
+        nonce: &str,
+    ) -> Result<Identity, SsoError> {
+        let invalid = |why: String| SsoError::InvalidToken(why);
+        let header = jsonwebtoken::decode_header(id_token)
+            .map_err(|e| invalid(format!("its header: {e}")))?;
+        if !ACCEPTED.contains(&header.alg) {
+            return Err(invalid(format!(
+                "signed with {:?}, which is not accepted",
+                header.alg
+            )));
+        }
+        let key = self
+            .key_for(metadata, header.kid.as_deref(), header.alg)
+            .await?;
+        let mut validation = Validation::new(header.alg);
+        validation.set_issuer(&[&self.config.issuer]);
+        validation.set_audience(&[&self.config.client_id]);
+        validation.set_required_spec_claims(&["exp", "iat", "iss", "aud", "sub"]);
+        validation.leeway = LEEWAY_SECONDS;
+        let claims = jsonwebtoken::decode::<Claims>(id_token, &key, &validation)
+            .map_err(|e| invalid(e.to_string()))?
+            .claims;
+        claims
+            .check(&self.config.client_id, nonce)
+            .map_err(invalid)?;
+        Ok(Identity {
+            issuer: self.config.issuer.clone(),
+            subject: claims.sub,
+            email: claims.email.map(|e| e.trim().to_lowercase()),
+            email_verified: claims
+                .email_verified
+                .as_ref()
+                .is_some_and(Verified::is_true),
+        })
+    }
+
+    /// The published key a token names, fetching the keys again once if
+    /// the id is unknown (the provider rotated).
+    async fn key_for(
+        &self,
+        metadata: &Metadata,
+        kid: Option<&str>,
+        alg: Algorithm,
+    ) -> Result<DecodingKey, SsoError> {
+        let mut cache = self.cache.lock().await;
+        let fresh = |c: &Cache| {
+            c.keys
+                .as_ref()
+                .is_some_and(|(_, at)| at.elapsed() < CACHE_FOR)
+        };
+        for refetch in [!fresh(&cache), true] {
+            if refetch {
+                let keys: JwkSet = self.get_json(&metadata.jwks_uri).await?;
+                cache.keys = Some((keys, Instant::now()));
+            }
+            let keys = &cache.keys.as_ref().expect("fetched").0;
+            if let Some(jwk) = select(keys, kid, alg) {
+                let key = DecodingKey::from_jwk(jwk)
+                    .map_err(|e| SsoError::InvalidToken(format!("the provider's key: {e}")))?;
+                if key.family() != alg.family() {
+                    return Err(SsoError::InvalidToken(format!(
+                        "the key {kid:?} is not a key for {alg:?}"
+                    )));
+                }
+                return Ok(key);
+            }
+            if refetch {
+                break;
+            }
+        }
+        Err(SsoError::InvalidToken(format!(
+            "no published key {} for {alg:?}",
+            kid.unwrap_or("(no kid)")
+        )))
+    }
+
+    async fn get_json<T: DeserializeOwned>(&self, url: &str) -> Result<T, SsoError> {
+        let response = self
+            .http
+            .get(url)
+            .header("Accept", "application/json")
+            .timeout(TIMEOUT)
+            .send()
+            .await
+            .map_err(|e| SsoError::Provider(format!("{url}: {e}")))?;
+        if !response.status().is_success() {
+            return Err(SsoError::Provider(format!(
+                "{url} answered {}",
+                response.status()
+            )));
+        }
+        let value = read_json(response).await?;
+        serde_json::from_value(value).map_err(|e| SsoError::Provider(format!("{url}: {e}")))
+    }
+}
+
+/// The signing key a token names: by `kid`, or the only signing key that
+/// fits the algorithm when the token names none.
+fn select<'a>(keys: &'a JwkSet, kid: Option<&str>, alg: Algorithm) -> Option<&'a Jwk> {
+    use jsonwebtoken::jwk::PublicKeyUse;
+    let usable = |jwk: &&Jwk| {
+        let for_signing = jwk
+            .common
+            .public_key_use
+            .as_ref()
+            .is_none_or(|u| *u == PublicKeyUse::Signature);
+        let same_alg = jwk
+            .common
+            .key_algorithm
+            .is_none_or(|a| a == jsonwebtoken::jwk::KeyAlgorithm::from(alg));
+        for_signing && same_alg
+    };
+    match kid {
+        Some(kid) => keys
+            .keys
+            .iter()
+            .filter(usable)
+            .find(|jwk| jwk.common.key_id.as_deref() == Some(kid)),
+        None => {
+            let mut candidates =
+                keys.keys.iter().filter(usable).filter(|jwk| {
+                    DecodingKey::from_jwk(jwk).is_ok_and(|k| k.family() == alg.family())
+                });
+            let only = candidates.next();
+            if candidates.next().is_some() {
+                return None;
+            }
+            only
+        }
+    }
+}
+
+async fn read_json(mut response: reqwest::Response) -> Result<serde_json::Value, SsoError> {
+    let mut body = Vec::new();
+    while let Some(chunk) = response
+        .chunk()
+        .await
+        .map_err(|e| SsoError::Provider(format!("reading the answer: {e}")))?
+    {
+        body.extend_from_slice(&chunk);
+        if body.len() > MAX_RESPONSE_BYTES {
+            return Err(SsoError::Provider(format!(
+                "an answer larger than {MAX_RESPONSE_BYTES} bytes"
+            )));
+        }
+    }
+    serde_json::from_slice(&body).map_err(|e| SsoError::Provider(format!("not JSON: {e}")))
+}
+
+/// The claims read from an ID token (`iss`, `aud`, `exp`, `iat` are
+/// checked by the decoder).
+#[derive(Debug, Deserialize)]
+struct Claims {
+    sub: String,
+    /// One audience or several (checked by the decoder; counted here).
+    #[serde(default)]
+    aud: serde_json::Value,
+    #[serde(default)]
+    azp: Option<String>,
+    #[serde(default)]
+    nonce: Option<String>,
+    #[serde(default)]
+    email: Option<String>,
+    #[serde(default)]
+    email_verified: Option<Verified>,
+}
+
+/// `email_verified`: a boolean, or the string some providers send.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+enum Verified {
+    Bool(bool),
+    Text(String),
+}
+
+impl Verified {
+    fn is_true(&self) -> bool {
+        match self {
+            Verified::Bool(b) => *b,
+            Verified::Text(t) => t.eq_ignore_ascii_case("true"),
+        }
+    }
+}
+
+impl Claims {
+    fn check(&self, client_id: &str, nonce: &str) -> Result<(), String> {
+        if self.sub.is_empty() {
+            return Err("sub is empty".into());
+        }
+        let sent = self.nonce.as_deref().unwrap_or_default();
+        if !crate::dashboard::session::constant_time_eq(sent, nonce) {
+            return Err("the nonce is not the one this sign-in sent".into());
+        }
+        // Core §3.1.3.7 items 4 and 5.
+        let several = self.aud.as_array().is_some_and(|a| a.len() > 1);
+        match &self.azp {
+            Some(azp) if azp != client_id => {
+                Err(format!("it was issued to {azp:?} (azp), not to Quarry"))
+            }
+            None if several => Err("several audiences and no azp".into()),
+            _ => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn claims(json: serde_json::Value) -> Claims {
+        serde_json::from_value(json).unwrap()
+    }
+
+    #[test]
+    fn nonce_and_authorized_party_are_checked() {
+        let ok = claims(serde_json::json!({"sub": "1", "aud": "quarry", "nonce": "n1"}));
+        assert!(ok.check("quarry", "n1").is_ok());
+        assert!(ok.check("quarry", "n2").is_err());
+        let missing = claims(serde_json::json!({"sub": "1", "aud": "quarry"}));
+        assert!(missing.check("quarry", "n1").is_err());
+        let other = claims(
+            serde_json::json!({"sub": "1", "aud": ["quarry", "x"], "azp": "x", "nonce": "n"}),
+        );
+        assert!(other.check("quarry", "n").is_err());
+        let no_azp = claims(serde_json::json!({"sub": "1", "aud": ["quarry", "x"], "nonce": "n"}));
+        assert!(no_azp.check("quarry", "n").is_err());
+        let ours = claims(
+            serde_json::json!({"sub": "1", "aud": ["quarry", "x"], "azp": "quarry", "nonce": "n"}),
+        );
+        assert!(ours.check("quarry", "n").is_ok());
+    }
+
+    #[test]
+    fn email_verified_may_be_a_string() {
+        let c = claims(serde_json::json!({"sub": "1", "email_verified": "true"}));
+        assert!(c.email_verified.unwrap().is_true());
+        let c = claims(serde_json::json!({"sub": "1", "email_verified": false}));
+        assert!(!c.email_verified.unwrap().is_true());
+    }
+
+    #[test]
+    fn keys_are_chosen_by_id_use_and_algorithm() {
+        let keys: JwkSet = serde_json::from_value(serde_json::json!({"keys": [
+            {"kty": "EC", "crv": "P-256", "kid": "ec", "use": "sig", "alg": "ES256",
+             "x": "f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU", "y": "x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0"},
+            {"kty": "EC", "crv": "P-256", "kid": "enc", "use": "enc",
+             "x": "f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU", "y": "x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0"},
+        ]}))
+        .unwrap();
+        assert!(select(&keys, Some("ec"), Algorithm::ES256).is_some());
+        assert!(
+            select(&keys, Some("ec"), Algorithm::RS256).is_none(),
+            "alg differs"
+        );
+        assert!(
+            select(&keys, Some("enc"), Algorithm::ES256).is_none(),
+            "not a signing key"
+        );
+        assert!(select(&keys, Some("nope"), Algorithm::ES256).is_none());
+        assert!(
+            select(&keys, None, Algorithm::ES256).is_some(),
+            "the only one"
+        );
+    }
+}
