@@ -803,3 +803,102 @@ async fn single_sign_on_refuses_what_it_cannot_trust() {
             .contains("bob@acme.test")
     );
 }
+
+/// Connects `connector` for the signed-in person through the fake vendor,
+/// typing `settings` on the settings step when there is one; returns the
+/// callback's page.
+async fn connect_with(browser: &mut Browser, connector: &str, settings: &[(&str, &str)]) -> Page {
+    let action = format!("/dashboard/tools/{connector}/connect");
+    let mut start = browser.submit("/dashboard/tools", &action, &[]).await;
+    if start.status == 200 {
+        let csrf = between(&start.text, r#"name="csrf" value=""#, "\"").unwrap();
+        let mut form = vec![("csrf", csrf), ("settings_step", "1".to_string())];
+        for (name, value) in settings {
+            form.push((*name, value.to_string()));
+        }
+        let form: Vec<(&str, &str)> = form.iter().map(|(n, v)| (*n, v.as_str())).collect();
+        start = browser.post(&action, &form).await;
+    }
+    assert_eq!(start.status, 303, "{}", start.text);
+    let approved = browser.get(start.location.as_deref().unwrap()).await;
+    assert_eq!(approved.status, 302, "{}", approved.text);
+    browser.get(&approved.location.unwrap()).await
+}
+
+/// Answers a query from one connector without error.
+async fn answers(demo: &Demo, connector: &str) {
+    let reply = demo
+        .query(
+            demo.bob(),
+            &json!({ "query": "checkout timeouts", "connectors": [connector] }),
+        )
+        .await;
+    assert_eq!(reply.status, 200, "{reply}");
+    let result = &reply.body["results"][0];
+    assert_eq!(result["connector"], json!(connector), "{reply}");
+    assert!(result.get("error").is_none_or(|e| e.is_null()), "{reply}");
+}
+
+#[tokio::test]
+async fn connecting_asks_for_the_settings_a_tool_needs() {
+    let demo = Demo::start(&[]);
+    let mut browser = signed_in(&demo, "bob").await;
+    for connector in ["zendesk", "salesforce", "github"] {
+        let action = format!("/dashboard/tools/{connector}/disconnect");
+        let page = browser.submit("/dashboard/tools", &action, &[]).await;
+        assert_eq!(page.status, 200, "{connector}: {}", page.text);
+    }
+
+    // Zendesk's OAuth lives on the account's subdomain: asked for first.
+    let step = browser
+        .submit("/dashboard/tools", "/dashboard/tools/zendesk/connect", &[])
+        .await;
+    assert_eq!(step.status, 200, "{}", step.text);
+    assert!(
+        step.text.contains(r#"name="setting.subdomain""#),
+        "{}",
+        step.text
+    );
+    let csp = step.headers["content-security-policy"].to_str().unwrap();
+    assert!(csp.contains("https://*.zendesk.com"), "{csp}");
+    let csrf = between(&step.text, r#"name="csrf" value=""#, "\"").unwrap();
+    for (typed, says) in [
+        ("", "subdomain is required"),
+        ("evil.com/x", "hyphens only"),
+    ] {
+        let page = browser
+            .post(
+                "/dashboard/tools/zendesk/connect",
+                &[
+                    ("csrf", &csrf),
+                    ("settings_step", "1"),
+                    ("setting.subdomain", typed),
+                ],
+            )
+            .await;
+        assert_eq!(page.status, 400, "{}", page.text);
+        assert!(page.text.contains(says), "{says}: {}", page.text);
+    }
+    let done = connect_with(&mut browser, "zendesk", &[("setting.subdomain", "acme")]).await;
+    assert_eq!(done.status, 303, "{}", done.text);
+    answers(&demo, "zendesk").await;
+    let requests = demo.fake("/_fake/requests").await;
+    assert!(
+        requests
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["host"] == json!("acme.zendesk.com") && r["path"] == json!("/oauth/tokens")),
+        "the code went to the account's subdomain"
+    );
+
+    // Salesforce's instance comes with the token: nothing to type.
+    let done = connect_with(&mut browser, "salesforce", &[]).await;
+    assert_eq!(done.status, 303, "{}", done.text);
+    answers(&demo, "salesforce").await;
+
+    // GitHub needs the search's bounds (a required setting).
+    let done = connect_with(&mut browser, "github", &[("setting.scope", "org:acme")]).await;
+    assert_eq!(done.status, 303, "{}", done.text);
+    answers(&demo, "github").await;
+}

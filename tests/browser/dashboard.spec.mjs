@@ -4,7 +4,8 @@
 // passes its first stdout line in QUARRY_DEMO_LINE.
 //
 // One person's whole visit, in order: sign in, connect a tool through the
-// vendor's OAuth (authorization code + PKCE), issue an API token and use it
+// vendor's OAuth (authorization code + PKCE) and one that asks for a
+// setting first, issue an API token and use it
 // from here, approve an assistant's device code at /device, register and
 // remove a webhook, delete the account and see every token stop working;
 // then bob signs in with the identity provider (single sign-on, OIDC).
@@ -294,6 +295,25 @@ test('a visit to the dashboard in Chromium', async (t) => {
     assert.equal(reply.status, 200, reply.text);
     const result = reply.body.results.find((r) => r.connector === 'linear');
     assert.ok(result && !result.error, reply.text);
+  });
+
+  await step(t, 'connects Zendesk after typing its subdomain', async () => {
+    const zendesk = page.locator('tr[data-connector="zendesk"]');
+    await navigate(() => page.getByRole('button', { name: 'Disconnect zendesk' }).click());
+    await navigate(() => page.getByRole('link', { name: 'Back to your tools' }).click());
+    assert.equal(await zendesk.getAttribute('data-status'), 'not_connected');
+    // Its OAuth endpoints are on the account's subdomain: asked for first.
+    await navigate(() => page.getByRole('button', { name: 'Connect zendesk' }).click());
+    assert.equal(await h1(), 'Connect zendesk');
+    await visit('tool-settings');
+    await page.getByLabel(/^subdomain/).fill('acme');
+    const landed = await navigate(() => page.getByRole('button', { name: 'Continue to zendesk' }).click());
+    assert.equal(landed.status(), 200);
+    assert.equal(await page.getByRole('status').innerText(), 'zendesk is connected.');
+    assert.equal(await zendesk.getAttribute('data-status'), 'connected');
+    const reply = await query(alice.token, { query: 'checkout timeouts', connectors: ['zendesk'] });
+    assert.equal(reply.status, 200, reply.text);
+    assert.ok(!reply.body.results[0].error, reply.text);
   });
 
   let apiToken;

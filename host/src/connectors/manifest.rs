@@ -148,6 +148,40 @@ pub struct Setting {
     pub description: String,
     #[serde(default)]
     pub required: bool,
+    /// Filled from the token response's field of the same name when a
+    /// person connects (Salesforce's `instance_url`), not asked for.
+    #[serde(default)]
+    pub from_token: bool,
+}
+
+/// Fills `{name}` placeholders of an OAuth endpoint with a connection's
+/// settings (Zendesk's `https://{subdomain}.zendesk.com/...`). Values must
+/// be host labels, so that a setting cannot move the request elsewhere.
+pub fn fill_endpoint(template: &str, settings: &[(String, String)]) -> Result<String, String> {
+    let mut filled = template.to_string();
+    for (name, value) in settings {
+        let placeholder = format!("{{{name}}}");
+        if !filled.contains(&placeholder) {
+            continue;
+        }
+        let label = !value.is_empty()
+            && value.len() <= 63
+            && value.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+            && !value.starts_with('-');
+        if !label {
+            return Err(format!(
+                "{name} must be letters, digits and hyphens only (it is part of an address)"
+            ));
+        }
+        filled = filled.replace(&placeholder, value);
+    }
+    match (filled.find('{'), filled.find('}')) {
+        (Some(open), Some(close)) if open < close => Err(format!(
+            "the setting {} is needed",
+            &filled[open + 1..close]
+        )),
+        _ => Ok(filled),
+    }
 }
 
 /// The operator's ceilings (and defaults) for every connector.
@@ -418,6 +452,25 @@ impl RawManifest {
                 ));
             }
         }
+        // Placeholders in the OAuth endpoints are settings a person types.
+        if let Some(oauth) = &oauth {
+            let askable: Vec<(String, String)> = self
+                .settings
+                .iter()
+                .filter(|s| !s.from_token)
+                .map(|s| (s.name.clone(), "x".to_string()))
+                .collect();
+            for url in [&oauth.authorize_url, &oauth.token_url] {
+                if let Err(why) = fill_endpoint(url, &askable) {
+                    problems.push(Problem::error(
+                        "oauth",
+                        format!(
+                            "{url}: {why}, but no such setting is declared (or it is from_token)"
+                        ),
+                    ));
+                }
+            }
+        }
         Manifest {
             id: self.id,
             label: self.label,
@@ -604,6 +657,28 @@ fn is_header_name(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn oauth_endpoints_are_filled_with_host_labels_only() {
+        let zendesk = "https://{subdomain}.zendesk.com/oauth/tokens";
+        let set = |v: &str| vec![("subdomain".to_string(), v.to_string())];
+        assert_eq!(
+            fill_endpoint(zendesk, &set("acme")).unwrap(),
+            "https://acme.zendesk.com/oauth/tokens"
+        );
+        for bad in ["", "evil.com/x", "a@b", "-x", "a.b"] {
+            assert!(fill_endpoint(zendesk, &set(bad)).is_err(), "{bad:?}");
+        }
+        assert!(
+            fill_endpoint(zendesk, &[])
+                .unwrap_err()
+                .contains("subdomain")
+        );
+        assert_eq!(
+            fill_endpoint("https://x.test/t", &set("acme")).unwrap(),
+            "https://x.test/t"
+        );
+    }
 
     const GOOD: &str = r#"
         id = "notion"

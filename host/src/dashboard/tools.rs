@@ -21,7 +21,7 @@ use sha2::{Digest, Sha256};
 use super::session::Session;
 use super::templates::{csrf_field, esc, html, message};
 use super::{Dashboard, expected_origin, pending, require};
-use crate::connectors::manifest::OAuth;
+use crate::connectors::manifest::{Manifest, OAuth, fill_endpoint};
 use crate::deletion::revoke::{Outcome, TokenToRevoke};
 use crate::secret::Secret;
 use crate::store::{Grant, GrantStatus, Store, now, random_b64};
@@ -43,6 +43,8 @@ struct Connecting {
     connector: String,
     verifier: String,
     redirect_uri: String,
+    /// What the person typed on the settings step.
+    settings: Vec<(String, String)>,
 }
 
 /// Write words in a scope name: the manifest loader already refuses scopes
@@ -69,12 +71,6 @@ fn refusal(dashboard: &Dashboard, connector: &str, oauth: Option<&OAuth>) -> Opt
         return Some(format!(
             "The operator has not registered an OAuth client for {connector} \
              (oauth_clients.{connector} in the configuration)."
-        ));
-    }
-    if oauth.authorize_url.contains('{') || oauth.token_url.contains('{') {
-        return Some(format!(
-            "{connector}'s OAuth endpoints depend on settings of your account; \
-             the operator connects it for now (quarry admin connect)."
         ));
     }
     None
@@ -145,7 +141,10 @@ pub async fn page(
         let mut actions = String::new();
         match refusal(&dashboard, id, oauth) {
             None => {
+                // Its form leads to the vendor, unless settings come first.
+                let direct = askable(&connector.manifest).next().is_none();
                 if let Some(origin) = oauth
+                    .filter(|_| direct)
                     .and_then(|o| browser_authorize_url(&dashboard, &o.authorize_url).ok())
                     .and_then(|u| origin_of(u.as_str()))
                     && !origins.contains(&origin)
@@ -192,6 +191,158 @@ pub async fn page(
 <table><caption>Your tools</caption><thead><tr><th scope="col">Tool</th><th scope="col">What it searches</th><th scope="col">Status</th><th scope="col">Actions</th></tr></thead><tbody>{rows}</tbody></table>"#
     );
     let mut response = html("Connected tools", &session, &body);
+    widen_form_action(&mut response, &origins);
+    response
+}
+
+#[derive(Deserialize)]
+pub struct CsrfOnly {}
+
+/// The settings a person types for a connector: the manifest's, less
+/// those the vendor's token response gives.
+fn askable(manifest: &Manifest) -> impl Iterator<Item = &crate::connectors::manifest::Setting> {
+    manifest.settings.iter().filter(|s| !s.from_token)
+}
+
+/// The settings step of connecting: the typed settings, checked, or the
+/// page that asks for them (first, or again with what is wrong).
+#[allow(clippy::result_large_err)] // the Err is the response itself, returned at once
+fn settings_step(
+    dashboard: &Dashboard,
+    session: &Session,
+    manifest: &Manifest,
+    form: &[(String, String)],
+) -> Result<Vec<(String, String)>, Response> {
+    if askable(manifest).next().is_none() {
+        return Ok(Vec::new());
+    }
+    let typed = |name: &str| {
+        form.iter()
+            .find(|(n, _)| n == &format!("setting.{name}"))
+            .map(|(_, v)| v.trim().to_string())
+    };
+    let submitted = form.iter().any(|(n, _)| n == "settings_step");
+    if !submitted {
+        let current = dashboard
+            .app
+            .store
+            .grant(&session.user_id, &manifest.id)
+            .ok()
+            .flatten()
+            .map(|g| g.settings)
+            .unwrap_or_default();
+        return Err(settings_page(dashboard, session, manifest, &current, None));
+    }
+    let settings: Vec<(String, String)> = askable(manifest)
+        .filter_map(|s| {
+            typed(&s.name)
+                .filter(|v| !v.is_empty())
+                .map(|v| (s.name.clone(), v))
+        })
+        .collect();
+    let problem = askable(manifest)
+        .find(|s| s.required && !settings.iter().any(|(n, _)| *n == s.name))
+        .map(|s| format!("{} is required.", s.name))
+        .or_else(|| {
+            settings
+                .iter()
+                .find(|(_, v)| v.len() > 500)
+                .map(|(n, _)| format!("{n} is too long."))
+        })
+        .or_else(|| {
+            let oauth = manifest.oauth.as_ref()?;
+            fill_endpoint(&oauth.authorize_url, &settings).err()
+        });
+    match problem {
+        None => Ok(settings),
+        Some(problem) => {
+            let mut page = settings_page(dashboard, session, manifest, &settings, Some(&problem));
+            *page.status_mut() = StatusCode::BAD_REQUEST;
+            Err(page)
+        }
+    }
+}
+
+fn settings_page(
+    dashboard: &Dashboard,
+    session: &Session,
+    manifest: &Manifest,
+    values: &[(String, String)],
+    problem: Option<&str>,
+) -> Response {
+    let id = &manifest.id;
+    let mut fields = String::new();
+    for setting in askable(manifest) {
+        let value = values
+            .iter()
+            .find(|(n, _)| *n == setting.name)
+            .map_or("", |(_, v)| v.as_str());
+        fields.push_str(&format!(
+            r#"<label for="setting-{name}">{name}{mark}</label>
+<input id="setting-{name}" name="setting.{name}" type="text" value="{value}" aria-describedby="setting-{name}-hint"{required}>
+<p id="setting-{name}-hint"><small>{hint}</small></p>"#,
+            name = esc(&setting.name),
+            mark = if setting.required { " (required)" } else { "" },
+            value = esc(value),
+            required = if setting.required { " required" } else { "" },
+            hint = esc(&setting.description),
+        ));
+    }
+    let alert = problem
+        .map(|p| format!(r#"<p class="notice error" role="alert">{}</p>"#, esc(p)))
+        .unwrap_or_default();
+    let body = format!(
+        r#"{alert}<p>{id} needs these settings of your account before you approve Quarry's read-only access there.</p>
+<form method="post" action="/dashboard/tools/{id}/connect">{csrf}<input type="hidden" name="settings_step" value="1">
+{fields}<p><button type="submit">Continue to {id}</button></p></form>
+<p><a href="/dashboard/tools">Back to your tools</a></p>"#,
+        id = esc(id),
+        csrf = csrf_field(session),
+    );
+    let mut response = html(&format!("Connect {id}"), session, &body);
+    // The form's answer is a redirect to the vendor: allow its origin, with
+    // a wildcard for the label a setting fills (and the demo's overrides).
+    let mut origins = vec!["'self'".to_string()];
+    if let Some(oauth) = &manifest.oauth {
+        let wildcard = oauth
+            .authorize_url
+            .split('/')
+            .take(3)
+            .collect::<Vec<_>>()
+            .join("/");
+        let wildcard = wildcard_origin(&wildcard);
+        origins.push(wildcard);
+    }
+    for base in dashboard.config.authorize_host_overrides.values() {
+        if let Some(origin) = origin_of(base).filter(|o| !origins.contains(o)) {
+            origins.push(origin);
+        }
+    }
+    widen_form_action(&mut response, &origins);
+    response
+}
+
+/// `https://{subdomain}.zendesk.com` → `https://*.zendesk.com`.
+fn wildcard_origin(origin: &str) -> String {
+    let mut out = String::new();
+    let mut inside = false;
+    for c in origin.chars() {
+        match c {
+            '{' => {
+                inside = true;
+                out.push('*');
+            }
+            '}' => inside = false,
+            c if !inside => out.push(c),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Lets this page's forms lead to `origins` (CSP `form-action` governs
+/// where a form's redirects may go too).
+fn widen_form_action(response: &mut Response, origins: &[String]) {
     let csp = super::templates::CSP.replace(
         "form-action 'self'",
         &format!("form-action {}", origins.join(" ")),
@@ -201,11 +352,7 @@ pub async fn page(
             .headers_mut()
             .insert(header::CONTENT_SECURITY_POLICY, value);
     }
-    response
 }
-
-#[derive(Deserialize)]
-pub struct CsrfOnly {}
 
 pub async fn connect(
     State(dashboard): State<Arc<Dashboard>>,
@@ -213,6 +360,7 @@ pub async fn connect(
     Path(id): Path<String>,
     OriginalUri(uri): OriginalUri,
     headers: HeaderMap,
+    Form(form): Form<Vec<(String, String)>>,
 ) -> Response {
     let session = match require(session) {
         Ok(s) => s,
@@ -234,6 +382,15 @@ pub async fn connect(
     let Some(origin) = expected_origin(&dashboard, &headers, &uri) else {
         return message(StatusCode::BAD_REQUEST, "Bad request", "Unknown host.");
     };
+    // Settings the person types come first (a subdomain, a workspace).
+    let settings = match settings_step(&dashboard, &session, &connector.manifest, &form) {
+        Ok(settings) => settings,
+        Err(page) => return page,
+    };
+    let authorize_url = match fill_endpoint(&oauth.authorize_url, &settings) {
+        Ok(url) => url,
+        Err(why) => return message(StatusCode::BAD_REQUEST, "Cannot connect this tool", &why),
+    };
     let redirect_uri = format!("{origin}/dashboard/oauth/callback");
     let verifier = random_b64(32);
     let challenge = B64URL.encode(Sha256::digest(verifier.as_bytes()));
@@ -244,6 +401,7 @@ pub async fn connect(
         connector: id.clone(),
         verifier,
         redirect_uri: redirect_uri.clone(),
+        settings,
     };
     let store = &dashboard.app.store;
     if let Err(error) = pending::save(store, STATES, &state, &connecting, STATE_TTL_SECONDS) {
@@ -257,7 +415,7 @@ pub async fn connect(
             "Try again.",
         );
     }
-    let mut url = match browser_authorize_url(&dashboard, &oauth.authorize_url) {
+    let mut url = match browser_authorize_url(&dashboard, &authorize_url) {
         Ok(url) => url,
         Err(error) => {
             return message(
@@ -368,7 +526,7 @@ async fn exchange(dashboard: &Dashboard, pending: &Connecting, code: &str) -> Re
         .context("no OAuth client")?;
     let response = dashboard
         .http
-        .post(&oauth.token_url)
+        .post(fill_endpoint(&oauth.token_url, &pending.settings).map_err(anyhow::Error::msg)?)
         .header("Accept", "application/json")
         .form(&[
             ("grant_type", "authorization_code"),
@@ -395,11 +553,22 @@ async fn exchange(dashboard: &Dashboard, pending: &Connecting, code: &str) -> Re
     let refresh = tokens["refresh_token"].as_str().map(Secret::new);
     let expires_at = tokens["expires_in"].as_i64().map(|s| now() + s);
     let store = &dashboard.app.store;
-    // Settings the connection already had (a repository scope, a subdomain) stay.
-    let settings = store
+    // Settings the connection already had stay, unless typed anew; those
+    // the vendor names in its answer (Salesforce's instance_url) are taken.
+    let mut settings = store
         .grant(&pending.user_id, &pending.connector)?
         .map(|g| g.settings)
         .unwrap_or_default();
+    let from_token = connector
+        .manifest
+        .settings
+        .iter()
+        .filter(|s| s.from_token)
+        .filter_map(|s| Some((s.name.clone(), tokens[&s.name].as_str()?.to_string())));
+    for (name, value) in pending.settings.iter().cloned().chain(from_token) {
+        settings.retain(|(n, _)| *n != name);
+        settings.push((name, value));
+    }
     let grant = Grant {
         access_token: Secret::new(access),
         refresh_token: refresh,

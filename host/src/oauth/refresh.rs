@@ -128,6 +128,9 @@ impl Refresher {
             .get(connector)
             .and_then(|c| c.manifest.oauth.as_ref().map(|o| o.token_url.clone()))
             .ok_or_else(|| Failure::Transient("the connector names no token endpoint".into()))?;
+        // Zendesk's endpoint is on the account's subdomain (a setting).
+        let token_url = crate::connectors::manifest::fill_endpoint(&token_url, &grant.settings)
+            .map_err(Failure::Refused)?;
         let mut form = vec![
             ("grant_type", "refresh_token".to_string()),
             ("refresh_token", refresh_token.expose().to_string()),
