@@ -701,7 +701,8 @@ async fn single_sign_on_links_an_account_by_verified_email_then_by_subject() {
     );
     assert!(newcomer.cookie.is_none());
 
-    // Deleting her data removes the link too: her identity finds nothing.
+    // Deleting her data removes her link too, in the deletion itself (a
+    // sign-in would also drop a link to a deleted account, so none is tried).
     let mut browser = renamed;
     let deleted = browser
         .submit(
@@ -711,9 +712,11 @@ async fn single_sign_on_links_an_account_by_verified_email_then_by_subject() {
         )
         .await;
     assert_eq!(deleted.status, 200, "{}", deleted.text);
-    let page = sso_as(&mut Browser::new(&demo), "alice.ng@acme.test").await;
-    assert_eq!(page.status, 403, "{}", page.text);
-    assert!(alert(&page).contains("no Quarry account"), "{}", page.text);
+    let mut demo = demo;
+    demo.stop();
+    let store = quarry::store::Store::open(&demo.data_dir, None).unwrap();
+    let linked = quarry::dashboard::sso::linked_users(&store).unwrap();
+    assert!(linked.is_empty(), "links left: {linked:?}");
 }
 
 #[tokio::test]
@@ -755,6 +758,7 @@ async fn single_sign_on_refuses_what_it_cannot_trust() {
         ("wrong_issuer", "InvalidIssuer"),
         ("expired", "ExpiredSignature"),
         ("wrong_nonce", "nonce"),
+        ("issued_in_future", "iat"),
         ("bad_signature", "InvalidSignature"),
         ("unsigned", "header"),
         ("symmetric", "HS256"),
@@ -802,6 +806,17 @@ async fn single_sign_on_refuses_what_it_cannot_trust() {
             .text
             .contains("bob@acme.test")
     );
+    // Starting sign-ins is limited per address (each stores a state).
+    let mut limited = false;
+    for _ in 0..40 {
+        let page = Browser::new(&demo).get("/dashboard/sso/start").await;
+        if page.status == 429 {
+            limited = true;
+            break;
+        }
+        assert_eq!(page.status, 303, "{}", page.text);
+    }
+    assert!(limited, "30 starts in 10 minutes per address, then 429");
 }
 
 /// Connects `connector` for the signed-in person through the fake vendor,

@@ -15,6 +15,7 @@ use anyhow::{Context, Result, bail, ensure};
 use serde::Deserialize;
 
 use crate::connectors::SandboxLimits;
+use crate::secret::Secret;
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -81,7 +82,7 @@ impl Default for Config {
 #[serde(deny_unknown_fields)]
 pub struct OAuthClient {
     pub client_id: String,
-    pub client_secret: String,
+    pub client_secret: Secret,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -120,7 +121,7 @@ pub struct SsoConfig {
     /// `<issuer>/.well-known/openid-configuration`.
     pub issuer: String,
     pub client_id: String,
-    pub client_secret: String,
+    pub client_secret: Secret,
     /// The provider's name on the sign-in button ("Sign in with Okta").
     #[serde(default = "default_sso_name")]
     pub name: String,
@@ -138,7 +139,7 @@ impl SsoConfig {
             "dashboard.sso.issuer must be an https URL without query or fragment (OpenID Connect Discovery)"
         );
         ensure!(
-            !self.client_id.is_empty() && !self.client_secret.is_empty(),
+            !self.client_id.is_empty() && !self.client_secret.expose().is_empty(),
             "dashboard.sso needs client_id and client_secret"
         );
         Ok(())

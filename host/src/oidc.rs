@@ -8,7 +8,8 @@
 //! the token endpoint over TLS; its signature is by a key of the provider's
 //! JWKS (asymmetric algorithms only: `none` and HMAC are refused); `iss` is
 //! the issuer, `aud` holds our client id (and `azp` is ours when present);
-//! `exp` and `iat` hold (60 s leeway); `nonce` is the one we sent.
+//! `exp` has not passed and `iat` is not in the future (60 s leeway both);
+//! `nonce` is the one we sent.
 //!
 //! Discovery and keys are cached for an hour. An unknown key id makes the
 //! keys be fetched again at once: providers rotate keys, and ID tokens only
@@ -228,13 +229,13 @@ impl Provider {
         });
         if post_only {
             form.push(("client_id", &self.config.client_id));
-            form.push(("client_secret", &self.config.client_secret));
+            form.push(("client_secret", self.config.client_secret.expose()));
         } else {
             // RFC 6749 §2.3.1: both parts form-encoded before Basic.
             let encode = |s: &str| url::form_urlencoded::byte_serialize(s.as_bytes()).collect();
             let (id, secret): (String, String) = (
                 encode(&self.config.client_id),
-                encode(&self.config.client_secret),
+                encode(self.config.client_secret.expose()),
             );
             request = request.basic_auth(id, Some(secret));
         }
@@ -244,14 +245,22 @@ impl Provider {
             .await
             .map_err(|e| SsoError::Provider(format!("the token endpoint: {e}")))?;
         let status = response.status();
-        let body: serde_json::Value = read_json(response).await?;
+        if status.is_server_error() {
+            return Err(SsoError::Provider(format!(
+                "the token endpoint answered {status}"
+            )));
+        }
+        let body = read_json(response).await;
         if !status.is_success() {
+            // RFC 6749 §5.2: an `error` code, perhaps a description.
+            let body = body.unwrap_or_default();
             let error = body["error"].as_str().unwrap_or("no error code");
             let description = body["error_description"].as_str().unwrap_or_default();
             return Err(SsoError::Refused(
                 format!("{status} {error} {description}").trim().to_string(),
             ));
         }
+        let body = body?;
         body["id_token"]
             .as_str()
             .map(str::to_string)
@@ -416,6 +425,8 @@ async fn read_json(mut response: reqwest::Response) -> Result<serde_json::Value,
 #[derive(Debug, Deserialize)]
 struct Claims {
     sub: String,
+    /// Required (the decoder checks `exp`, but not `iat`).
+    iat: i64,
     /// One audience or several (checked by the decoder; counted here).
     #[serde(default)]
     aud: serde_json::Value,
@@ -451,6 +462,9 @@ impl Claims {
         if self.sub.is_empty() {
             return Err("sub is empty".into());
         }
+        if self.iat > crate::store::now() + LEEWAY_SECONDS as i64 {
+            return Err("it was issued in the future (iat)".into());
+        }
         let sent = self.nonce.as_deref().unwrap_or_default();
         if !crate::dashboard::session::constant_time_eq(sent, nonce) {
             return Err("the nonce is not the one this sign-in sent".into());
@@ -477,28 +491,36 @@ mod tests {
 
     #[test]
     fn nonce_and_authorized_party_are_checked() {
-        let ok = claims(serde_json::json!({"sub": "1", "aud": "quarry", "nonce": "n1"}));
+        let ok = claims(serde_json::json!({"sub": "1", "iat": 0, "aud": "quarry", "nonce": "n1"}));
+        let future = serde_json::json!({"sub": "1", "iat": crate::store::now() + 3600, "aud": "quarry", "nonce": "n1"});
+        assert!(
+            claims(future)
+                .check("quarry", "n1")
+                .unwrap_err()
+                .contains("iat")
+        );
         assert!(ok.check("quarry", "n1").is_ok());
         assert!(ok.check("quarry", "n2").is_err());
-        let missing = claims(serde_json::json!({"sub": "1", "aud": "quarry"}));
+        let missing = claims(serde_json::json!({"sub": "1", "iat": 0, "aud": "quarry"}));
         assert!(missing.check("quarry", "n1").is_err());
         let other = claims(
-            serde_json::json!({"sub": "1", "aud": ["quarry", "x"], "azp": "x", "nonce": "n"}),
+            serde_json::json!({"sub": "1", "iat": 0, "aud": ["quarry", "x"], "azp": "x", "nonce": "n"}),
         );
         assert!(other.check("quarry", "n").is_err());
-        let no_azp = claims(serde_json::json!({"sub": "1", "aud": ["quarry", "x"], "nonce": "n"}));
+        let no_azp =
+            claims(serde_json::json!({"sub": "1", "iat": 0, "aud": ["quarry", "x"], "nonce": "n"}));
         assert!(no_azp.check("quarry", "n").is_err());
         let ours = claims(
-            serde_json::json!({"sub": "1", "aud": ["quarry", "x"], "azp": "quarry", "nonce": "n"}),
+            serde_json::json!({"sub": "1", "iat": 0, "aud": ["quarry", "x"], "azp": "quarry", "nonce": "n"}),
         );
         assert!(ours.check("quarry", "n").is_ok());
     }
 
     #[test]
     fn email_verified_may_be_a_string() {
-        let c = claims(serde_json::json!({"sub": "1", "email_verified": "true"}));
+        let c = claims(serde_json::json!({"sub": "1", "iat": 0, "email_verified": "true"}));
         assert!(c.email_verified.unwrap().is_true());
-        let c = claims(serde_json::json!({"sub": "1", "email_verified": false}));
+        let c = claims(serde_json::json!({"sub": "1", "iat": 0, "email_verified": false}));
         assert!(!c.email_verified.unwrap().is_true());
     }
 

@@ -4,7 +4,8 @@ use std::fmt;
 
 /// An OAuth access token, API key or similar. `Debug` and `Display` print
 /// `***`, so a secret cannot reach a log line by accident.
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq, serde::Deserialize)]
+#[serde(transparent)]
 pub struct Secret(String);
 
 impl Secret {

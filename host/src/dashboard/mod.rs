@@ -46,7 +46,8 @@ pub struct Dashboard {
     pub clients: BTreeMap<String, OAuthClient>,
     /// The host's guarded client for vendors (token exchanges).
     pub http: reqwest::Client,
-    /// Failed sign-ins by `addr:` and `email:` key: their times.
+    /// Failed sign-ins by `addr:` and `email:` key, and started single
+    /// sign-ons by `sso-start:` key: their times.
     login_failures: Mutex<HashMap<String, Vec<i64>>>,
     /// Verified against for unknown emails, so that they cost the same.
     dummy_hash: String,

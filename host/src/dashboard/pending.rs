@@ -1,17 +1,23 @@
 //! Redirect flows in flight (connecting a tool, signing in with the
 //! identity provider): what a flow started with, kept server-side under
 //! the hash of its `state`, sealed with the master key, single use, with
-//! an expiry. Expired entries go as new ones are saved.
+//! an expiry. Expired entries go as new ones are saved; the expiry is
+//! stored in the clear before the sealed part, so that sweeping decrypts
+//! nothing, and a table holds at most [`MAX_IN_FLIGHT`] flows.
 
 use anyhow::Result;
-use redb::{TableDefinition, TableHandle};
-use serde::de::{DeserializeOwned, IgnoredAny};
+use redb::{ReadableTableMetadata, TableDefinition, TableHandle};
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::store::{Store, now};
 
 pub(super) type Table = TableDefinition<'static, &'static str, &'static [u8]>;
+
+/// Flows in flight per table: beyond, new ones are refused (a flood of
+/// unfinished sign-ins must not fill the disk).
+pub(super) const MAX_IN_FLIGHT: u64 = 10_000;
 
 /// What was saved, with its expiry.
 #[derive(Serialize, Deserialize)]
@@ -49,22 +55,28 @@ pub(super) fn save<T: Serialize>(
         expires_at: t + ttl_seconds,
         value,
     };
-    let master = store.master();
-    let sealed = master.encrypt(&record_id(table, &key), &serde_json::to_vec(&pending)?);
+    let sealed = store
+        .master()
+        .encrypt(&record_id(table, &key), &serde_json::to_vec(&pending)?);
+    let mut stored = pending.expires_at.to_be_bytes().to_vec();
+    stored.extend_from_slice(&sealed);
     let txn = store.db().begin_write()?;
     {
         let mut entries = txn.open_table(table)?;
-        entries.retain(|k, v| {
-            master
-                .decrypt(&record_id(table, k), v)
-                .ok()
-                .and_then(|plain| serde_json::from_slice::<Pending<IgnoredAny>>(&plain).ok())
-                .is_some_and(|p| p.expires_at > t)
-        })?;
-        entries.insert(key.as_str(), sealed.as_slice())?;
+        entries.retain(|_, v| expiry(v).is_some_and(|at| at > t))?;
+        anyhow::ensure!(
+            entries.len()? < MAX_IN_FLIGHT,
+            "{MAX_IN_FLIGHT} flows are in flight already"
+        );
+        entries.insert(key.as_str(), stored.as_slice())?;
     }
     txn.commit()?;
     Ok(())
+}
+
+/// The clear expiry before a stored entry's sealed part.
+fn expiry(stored: &[u8]) -> Option<i64> {
+    Some(i64::from_be_bytes(stored.get(..8)?.try_into().ok()?))
 }
 
 /// Removes the entry of `state` (single use) and returns it, expired or not.
@@ -80,9 +92,10 @@ pub(super) fn take<T: DeserializeOwned>(
         .remove(key.as_str())?
         .map(|v| v.value().to_vec());
     txn.commit()?;
-    let Some(sealed) = sealed else {
+    let Some(stored) = sealed else {
         return Ok(None);
     };
-    let plain = store.master().decrypt(&record_id(table, &key), &sealed)?;
+    let sealed = stored.get(8..).unwrap_or_default();
+    let plain = store.master().decrypt(&record_id(table, &key), sealed)?;
     Ok(Some(serde_json::from_slice(&plain)?))
 }

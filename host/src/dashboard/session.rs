@@ -160,6 +160,13 @@ fn put(store: &Store, key: &str, record: &Record) -> Result<()> {
     Ok(())
 }
 
+/// Ends one session (signing out, or another person signing in on it).
+pub(super) fn end(store: &Store, key: &str) {
+    if let Err(error) = remove(store, key) {
+        tracing::warn!(error = format!("{error:#}"), "ending a session failed");
+    }
+}
+
 fn remove(store: &Store, key: &str) -> Result<()> {
     let txn = store.db().begin_write()?;
     txn.open_table(SESSIONS)?.remove(key)?;
@@ -202,6 +209,17 @@ impl Dashboard {
                 times.len() >= self.config.login_failures as usize
             })
         })
+    }
+
+    /// Counts an event for `key` (starting a sign-in, say) and says
+    /// whether more than `max` happened within `window` seconds.
+    pub(super) fn count_event(&self, key: &str, max: usize, window: i64) -> bool {
+        let t = now();
+        let mut events = self.login_failures.lock().expect("login failures");
+        let times = events.entry(key.to_string()).or_default();
+        times.retain(|&at| t - at < window);
+        times.push(t);
+        times.len() > max
     }
 
     pub(super) fn record_failure(&self, keys: &[String]) {
@@ -365,7 +383,7 @@ pub async fn logout(
     session: Option<Extension<Session>>,
 ) -> Response {
     if let Some(Extension(session)) = session {
-        let _ = remove(&dashboard.app.store, &session.key);
+        end(&dashboard.app.store, &session.key);
     }
     let mut response = Redirect::to("/dashboard/login").into_response();
     response

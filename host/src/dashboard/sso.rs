@@ -20,7 +20,7 @@ use axum::Extension;
 use axum::extract::{OriginalUri, Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{Html, IntoResponse, Redirect, Response};
-use redb::{ReadableTable, TableDefinition, WriteTransaction};
+use redb::{ReadableDatabase, ReadableTable, TableDefinition, WriteTransaction};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -84,8 +84,14 @@ fn not_configured() -> Response {
     )
 }
 
+/// Sign-ins an address may start in [`STARTS_WINDOW_SECONDS`]: each costs
+/// a stored state, so an address cannot start them without end.
+const STARTS_PER_WINDOW: usize = 30;
+const STARTS_WINDOW_SECONDS: i64 = 600;
+
 pub async fn start(
     State(dashboard): State<Arc<Dashboard>>,
+    Extension(Peer(ip)): Extension<Peer>,
     session: Option<Extension<Session>>,
     OriginalUri(uri): OriginalUri,
     headers: HeaderMap,
@@ -96,13 +102,27 @@ pub async fn start(
     if session.is_some() {
         return Redirect::to("/dashboard/tools").into_response();
     }
+    if dashboard.count_event(
+        &format!("sso-start:{ip}"),
+        STARTS_PER_WINDOW,
+        STARTS_WINDOW_SECONDS,
+    ) {
+        return refuse(
+            &dashboard,
+            StatusCode::TOO_MANY_REQUESTS,
+            "Too many sign-ins started from this address. Try again in a few minutes.",
+        );
+    }
     let Some(origin) = expected_origin(&dashboard, &headers, &uri) else {
         return super::templates::message(StatusCode::BAD_REQUEST, "Bad request", "Unknown host.");
     };
     let redirect_uri = format!("{origin}/dashboard/sso/callback");
     let started = match provider.start(&redirect_uri).await {
         Ok(started) => started,
-        Err(error) => return failed(&dashboard, &error),
+        Err(error) => {
+            let (status, text) = explain(provider, &error);
+            return refuse(&dashboard, status, &text);
+        }
     };
     let browser = random_b64(32);
     let signing_in = SigningIn {
@@ -112,26 +132,28 @@ pub async fn start(
         redirect_uri,
     };
     let store = &dashboard.app.store;
-    if let Err(error) = pending::save(
+    let saved = pending::save(
         store,
         STATES,
         &started.state,
         &signing_in,
         STATE_TTL_SECONDS,
-    ) {
-        tracing::error!(
-            error = format!("{error:#}"),
-            "storing a sign-in state failed"
-        );
-        return super::templates::message(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "Something went wrong",
-            "Try again.",
-        );
-    }
-    let url = match super::tools::browser_authorize_url(&dashboard, started.url.as_str()) {
+    );
+    let url =
+        saved.and_then(|()| super::tools::browser_authorize_url(&dashboard, started.url.as_str()));
+    let url = match url {
         Ok(url) => url,
-        Err(error) => return failed(&dashboard, &SsoError::Provider(format!("{error:#}"))),
+        Err(error) => {
+            tracing::error!(
+                error = format!("{error:#}"),
+                "starting a single sign-on failed"
+            );
+            return refuse(
+                &dashboard,
+                StatusCode::SERVICE_UNAVAILABLE,
+                "Signing in is not possible right now. Try again.",
+            );
+        }
     };
     let mut response = Redirect::to(url.as_str()).into_response();
     response
@@ -145,12 +167,12 @@ pub struct Callback {
     code: Option<String>,
     state: Option<String>,
     error: Option<String>,
-    error_description: Option<String>,
 }
 
 pub async fn callback(
     State(dashboard): State<Arc<Dashboard>>,
     Extension(Peer(ip)): Extension<Peer>,
+    session: Option<Extension<Session>>,
     headers: HeaderMap,
     Query(callback): Query<Callback>,
 ) -> Response {
@@ -166,10 +188,20 @@ pub async fn callback(
         );
     }
     let mut response = match finish(&dashboard, provider, &headers, callback).await {
-        Ok(user_id) => session::begin(&dashboard, &user_id, "single sign-on"),
+        Ok(user_id) => {
+            // Whoever was signed in on this browser is not any more.
+            if let Some(Extension(old)) = session {
+                session::end(&dashboard.app.store, &old.key);
+            }
+            session::begin(&dashboard, &user_id, "single sign-on")
+        }
         Err((status, text)) => {
-            dashboard.record_failure(&throttle);
-            tracing::info!(%ip, reason = %text, "dashboard single sign-on refused");
+            // What an attacker could repeat counts against the address;
+            // a provider's outage or a missing account does not.
+            if matches!(status, StatusCode::BAD_REQUEST | StatusCode::UNAUTHORIZED) {
+                dashboard.record_failure(&throttle);
+            }
+            tracing::info!(%ip, %status, reason = %text, "dashboard single sign-on refused");
             refuse(&dashboard, status, &text)
         }
     };
@@ -184,17 +216,28 @@ fn refuse(dashboard: &Dashboard, status: StatusCode, text: &str) -> Response {
     (status, Html(login_form(dashboard, "", Some(text)))).into_response()
 }
 
-fn failed(dashboard: &Dashboard, error: &SsoError) -> Response {
-    tracing::warn!(error = %error, "dashboard single sign-on failed");
-    let name = dashboard.sso.as_ref().map_or("", |p| p.name());
-    refuse(
-        dashboard,
-        StatusCode::BAD_GATEWAY,
-        &format!("Signing in with {name} did not work ({error}). Try again, or use your password."),
-    )
-}
-
 type Refusal = (StatusCode, String);
+
+/// What a person is told when the provider's part fails. A provider's
+/// outage is told plainly, its details go to the log only.
+fn explain(provider: &crate::oidc::Provider, error: &SsoError) -> Refusal {
+    let name = provider.name();
+    match error {
+        SsoError::Provider(detail) => {
+            tracing::warn!(error = %detail, "single sign-on: the identity provider failed");
+            (
+                StatusCode::BAD_GATEWAY,
+                format!(
+                    "{name} could not be reached or answered unexpectedly. Try again, or use your password."
+                ),
+            )
+        }
+        SsoError::Refused(_) | SsoError::InvalidToken(_) => (
+            StatusCode::UNAUTHORIZED,
+            format!("Signing in with {name} did not work: {error}."),
+        ),
+    }
+}
 
 /// The account the provider's answer signs in, or why not.
 async fn finish(
@@ -212,10 +255,17 @@ async fn finish(
     let signing_in = match pending::take::<SigningIn>(store, STATES, &state) {
         Ok(Some(p)) if p.expires_at > crate::store::now() => p.value,
         Ok(Some(_)) => return Err(bad("The sign-in took longer than 10 minutes. Start again.")),
-        Ok(None) | Err(_) => {
+        Ok(None) => {
             return Err(bad(
                 "This sign-in is unknown or was already used. Start again.",
             ));
+        }
+        Err(error) => {
+            tracing::error!(
+                error = format!("{error:#}"),
+                "single sign-on: reading the state failed"
+            );
+            return Err(bad("This sign-in could not be read. Start again."));
         }
     };
     let browser = cookie_value(headers).map(|v| sha256_hex(&v));
@@ -225,13 +275,15 @@ async fn finish(
         ));
     }
     if let Some(error) = callback.error {
-        let description = callback.error_description.unwrap_or_default();
+        // The code only (RFC 6749 §4.1.2.1): the description is the provider's prose.
+        let code: String = error
+            .chars()
+            .filter(|c| c.is_ascii_graphic())
+            .take(64)
+            .collect();
         return Err((
             StatusCode::UNAUTHORIZED,
-            format!(
-                "The identity provider did not sign you in ({error}{}{description}).",
-                if description.is_empty() { "" } else { ": " }
-            ),
+            format!("The identity provider did not sign you in ({code})."),
         ));
     }
     let code = callback
@@ -246,19 +298,17 @@ async fn finish(
             &signing_in.nonce,
         )
         .await
-        .map_err(|error| {
-            tracing::warn!(error = %error, "dashboard single sign-on failed");
-            let status = match error {
-                SsoError::Provider(_) => StatusCode::BAD_GATEWAY,
-                SsoError::Refused(_) | SsoError::InvalidToken(_) => StatusCode::UNAUTHORIZED,
-            };
-            (
-                status,
-                format!("Signing in with {} did not work: {error}.", provider.name()),
-            )
-        })?;
-    let user_id = account_for(store, &identity, provider.allowed_domains())
-        .map_err(|text| (StatusCode::FORBIDDEN, text))?;
+        .map_err(|error| explain(provider, &error))?;
+    let user_id = match account_for(store, &identity, provider.allowed_domains()) {
+        Linked::Account(user_id) => user_id,
+        Linked::Refused(text) => return Err((StatusCode::FORBIDDEN, text)),
+        Linked::Failed => {
+            return Err((
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "Something went wrong. Try again.".into(),
+            ));
+        }
+    };
     if dashboard.app.is_blocked(&user_id) {
         return Err((
             StatusCode::FORBIDDEN,
@@ -272,55 +322,67 @@ fn cookie_value(headers: &HeaderMap) -> Option<String> {
     session::cookie_named(headers, COOKIE)
 }
 
+/// Where an identity's sign-in leads.
+#[derive(Debug, PartialEq, Eq)]
+enum Linked {
+    Account(String),
+    /// Why not, for the person.
+    Refused(String),
+    /// The store failed (logged).
+    Failed,
+}
+
 /// The account an identity signs in to: by its link, else by its verified
 /// email (then linked). One write transaction, so two first sign-ins
 /// cannot link one account twice.
-fn account_for(
-    store: &Store,
-    identity: &Identity,
-    allowed_domains: &[String],
-) -> Result<String, String> {
-    let internal = |error: anyhow::Error| {
+fn account_for(store: &Store, identity: &Identity, allowed_domains: &[String]) -> Linked {
+    let linked = (|| {
+        let txn = store.db().begin_write()?;
+        let linked = link_or_match(store, &txn, identity, allowed_domains)?;
+        txn.commit()?;
+        anyhow::Ok(linked)
+    })();
+    linked.unwrap_or_else(|error| {
         tracing::error!(
             error = format!("{error:#}"),
             "single sign-on: the store failed"
         );
-        "Something went wrong. Try again.".to_string()
-    };
-    let key = link_key(&identity.issuer, &identity.subject);
-    let txn = store.db().begin_write().map_err(|e| internal(e.into()))?;
-    let user_id =
-        link_or_match(store, &txn, &key, identity, allowed_domains).map_err(internal)??;
-    txn.commit().map_err(|e| internal(e.into()))?;
-    Ok(user_id)
+        Linked::Failed
+    })
 }
 
 fn link_or_match(
     store: &Store,
     txn: &WriteTransaction,
-    key: &str,
     identity: &Identity,
     allowed_domains: &[String],
-) -> Result<Result<String, String>> {
+) -> Result<Linked> {
+    let key = link_key(&identity.issuer, &identity.subject);
     let mut links = txn.open_table(LINKS)?;
     let linked = links
-        .get(key)?
+        .get(key.as_str())?
         .and_then(|v| serde_json::from_slice::<Link>(v.value()).ok());
     if let Some(link) = linked {
         if store.user(&link.user_id)?.is_some() {
-            return Ok(Ok(link.user_id));
+            return Ok(Linked::Account(link.user_id));
         }
-        links.remove(key)?;
+        links.remove(key.as_str())?;
     }
+    let refused = |text: String| Ok(Linked::Refused(text));
     let Some(email) = identity.email.as_deref().filter(|e| !e.is_empty()) else {
-        return Ok(Err(
+        return refused(
             "The identity provider did not share your email, so no account could be found.".into(),
-        ));
+        );
     };
+    // ASCII only: Unicode case folding would let look-alikes (the Kelvin
+    // sign) match another person's address.
+    if !email.is_ascii() {
+        return refused(format!("{email} cannot be matched to an account here."));
+    }
     if !identity.email_verified {
-        return Ok(Err(format!(
+        return refused(format!(
             "The identity provider has not verified {email}; verify it there, then sign in again."
-        )));
+        ));
     }
     let domain = email.rsplit_once('@').map_or("", |(_, d)| d);
     if !allowed_domains.is_empty()
@@ -328,29 +390,41 @@ fn link_or_match(
             .iter()
             .any(|d| d.eq_ignore_ascii_case(domain))
     {
-        return Ok(Err(format!("Accounts of {domain} cannot sign in here.")));
+        return refused(format!("Accounts of {domain} cannot sign in here."));
     }
     let Some(user) = store.user_by_email(email)? else {
-        return Ok(Err(format!(
+        return refused(format!(
             "There is no Quarry account for {email}. Ask the operator to create one."
-        )));
+        ));
     };
     let taken = links.iter()?.filter_map(|entry| entry.ok()).any(|(_, v)| {
         serde_json::from_slice::<Link>(v.value())
             .is_ok_and(|l| l.user_id == user.id && l.issuer == identity.issuer)
     });
     if taken {
-        return Ok(Err(format!(
+        return refused(format!(
             "The account {email} is linked to another identity at this provider. Ask the operator."
-        )));
+        ));
     }
     let link = Link {
         user_id: user.id.clone(),
         issuer: identity.issuer.clone(),
     };
-    links.insert(key, serde_json::to_vec(&link)?.as_slice())?;
-    tracing::info!(user = %user.id, "single sign-on: account linked to its identity");
-    Ok(Ok(user.id))
+    links.insert(key.as_str(), serde_json::to_vec(&link)?.as_slice())?;
+    tracing::info!(user = %user.id, issuer = %identity.issuer, "single sign-on: an account was linked to its identity by email");
+    Ok(Linked::Account(user.id))
+}
+
+/// The users with a single sign-on link (for checks after a deletion).
+pub fn linked_users(store: &Store) -> Result<Vec<String>> {
+    let txn = store.db().begin_read()?;
+    let links = txn.open_table(LINKS)?;
+    let mut users = Vec::new();
+    for entry in links.iter()? {
+        let (_, v) = entry?;
+        users.push(serde_json::from_slice::<Link>(v.value())?.user_id);
+    }
+    Ok(users)
 }
 
 /// Removes a user's links (their data is being deleted).
@@ -380,6 +454,7 @@ mod tests {
 
     #[test]
     fn accounts_are_linked_by_email_once_then_found_by_subject() {
+        // (Also: look-alike Unicode emails are refused below.)
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path(), None).unwrap();
         create_tables(&store).unwrap();
@@ -387,20 +462,29 @@ mod tests {
         let any = &[] as &[String];
 
         let first = account_for(&store, &identity("s1", "alice@acme.test", true), any);
-        assert_eq!(first.as_deref(), Ok(alice.id.as_str()));
+        assert_eq!(first, Linked::Account(alice.id.clone()));
         // A new email at the provider: the subject's link holds.
         let renamed = account_for(&store, &identity("s1", "a.ng@acme.test", false), any);
-        assert_eq!(renamed.as_deref(), Ok(alice.id.as_str()));
+        assert_eq!(renamed, Linked::Account(alice.id.clone()));
         // Her email given to another subject: refused.
         let other = account_for(&store, &identity("s2", "alice@acme.test", true), any);
-        assert!(other.unwrap_err().contains("linked to another identity"));
+        assert!(
+            matches!(&other, Linked::Refused(why) if why.contains("linked to another identity")),
+            "{other:?}"
+        );
         // Unverified emails and other domains are refused before any link.
         let bob = store.create_user("bob@acme.test").unwrap();
         let unverified = account_for(&store, &identity("s3", "bob@acme.test", false), any);
-        assert!(unverified.unwrap_err().contains("has not verified"));
+        assert!(
+            matches!(&unverified, Linked::Refused(why) if why.contains("has not verified")),
+            "{unverified:?}"
+        );
         let domains = ["example.com".to_string()];
         let elsewhere = account_for(&store, &identity("s3", "bob@acme.test", true), &domains);
-        assert!(elsewhere.unwrap_err().contains("cannot sign in here"));
+        assert!(
+            matches!(&elsewhere, Linked::Refused(why) if why.contains("cannot sign in here")),
+            "{elsewhere:?}"
+        );
 
         // The operator unlinks alice (quarry admin unlink-sso): her new
         // identity links by email.
@@ -408,9 +492,17 @@ mod tests {
         assert_eq!(remove_user_in(&txn, &alice.id).unwrap(), 1);
         txn.commit().unwrap();
         let relinked = account_for(&store, &identity("s2", "alice@acme.test", true), any);
-        assert_eq!(relinked.as_deref(), Ok(alice.id.as_str()));
+        assert_eq!(relinked, Linked::Account(alice.id.clone()));
         let old = account_for(&store, &identity("s1", "a.ng@acme.test", true), any);
-        assert!(old.unwrap_err().contains("no Quarry account"));
+        assert!(
+            matches!(&old, Linked::Refused(why) if why.contains("no Quarry account")),
+            "{old:?}"
+        );
         assert_ne!(bob.id, alice.id);
+        let kelvin = account_for(&store, &identity("s4", "\u{212A}@acme.test", true), any);
+        assert!(
+            matches!(&kelvin, Linked::Refused(why) if why.contains("cannot be matched")),
+            "{kelvin:?}"
+        );
     }
 }

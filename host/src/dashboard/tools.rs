@@ -204,17 +204,22 @@ fn askable(manifest: &Manifest) -> impl Iterator<Item = &crate::connectors::mani
     manifest.settings.iter().filter(|s| !s.from_token)
 }
 
-/// The settings step of connecting: the typed settings, checked, or the
-/// page that asks for them (first, or again with what is wrong).
-#[allow(clippy::result_large_err)] // the Err is the response itself, returned at once
+/// Where the settings step of connecting stands.
+enum Step {
+    /// The typed settings, checked (none when the tool has none to ask).
+    Ready(Vec<(String, String)>),
+    /// The page that asks for them (first, or again with what is wrong).
+    Ask(Response),
+}
+
 fn settings_step(
     dashboard: &Dashboard,
     session: &Session,
     manifest: &Manifest,
     form: &[(String, String)],
-) -> Result<Vec<(String, String)>, Response> {
+) -> Step {
     if askable(manifest).next().is_none() {
-        return Ok(Vec::new());
+        return Step::Ready(Vec::new());
     }
     let typed = |name: &str| {
         form.iter()
@@ -231,7 +236,7 @@ fn settings_step(
             .flatten()
             .map(|g| g.settings)
             .unwrap_or_default();
-        return Err(settings_page(dashboard, session, manifest, &current, None));
+        return Step::Ask(settings_page(dashboard, session, manifest, &current, None));
     }
     let settings: Vec<(String, String)> = askable(manifest)
         .filter_map(|s| {
@@ -251,14 +256,16 @@ fn settings_step(
         })
         .or_else(|| {
             let oauth = manifest.oauth.as_ref()?;
-            fill_endpoint(&oauth.authorize_url, &settings).err()
+            [&oauth.authorize_url, &oauth.token_url]
+                .into_iter()
+                .find_map(|url| fill_endpoint(url, &settings).err())
         });
     match problem {
-        None => Ok(settings),
+        None => Step::Ready(settings),
         Some(problem) => {
             let mut page = settings_page(dashboard, session, manifest, &settings, Some(&problem));
             *page.status_mut() = StatusCode::BAD_REQUEST;
-            Err(page)
+            Step::Ask(page)
         }
     }
 }
@@ -384,8 +391,8 @@ pub async fn connect(
     };
     // Settings the person types come first (a subdomain, a workspace).
     let settings = match settings_step(&dashboard, &session, &connector.manifest, &form) {
-        Ok(settings) => settings,
-        Err(page) => return page,
+        Step::Ready(settings) => settings,
+        Step::Ask(page) => return page,
     };
     let authorize_url = match fill_endpoint(&oauth.authorize_url, &settings) {
         Ok(url) => url,
@@ -533,7 +540,7 @@ async fn exchange(dashboard: &Dashboard, pending: &Connecting, code: &str) -> Re
             ("code", code),
             ("redirect_uri", pending.redirect_uri.as_str()),
             ("client_id", client.client_id.as_str()),
-            ("client_secret", client.client_secret.as_str()),
+            ("client_secret", client.client_secret.expose()),
             ("code_verifier", pending.verifier.as_str()),
         ])
         .timeout(Duration::from_secs(15))
@@ -553,22 +560,11 @@ async fn exchange(dashboard: &Dashboard, pending: &Connecting, code: &str) -> Re
     let refresh = tokens["refresh_token"].as_str().map(Secret::new);
     let expires_at = tokens["expires_in"].as_i64().map(|s| now() + s);
     let store = &dashboard.app.store;
-    // Settings the connection already had stay, unless typed anew; those
-    // the vendor names in its answer (Salesforce's instance_url) are taken.
-    let mut settings = store
+    let previous = store
         .grant(&pending.user_id, &pending.connector)?
         .map(|g| g.settings)
         .unwrap_or_default();
-    let from_token = connector
-        .manifest
-        .settings
-        .iter()
-        .filter(|s| s.from_token)
-        .filter_map(|s| Some((s.name.clone(), tokens[&s.name].as_str()?.to_string())));
-    for (name, value) in pending.settings.iter().cloned().chain(from_token) {
-        settings.retain(|(n, _)| *n != name);
-        settings.push((name, value));
-    }
+    let settings = merged_settings(&connector.manifest, previous, &pending.settings, tokens);
     let grant = Grant {
         access_token: Secret::new(access),
         refresh_token: refresh,
@@ -578,6 +574,36 @@ async fn exchange(dashboard: &Dashboard, pending: &Connecting, code: &str) -> Re
         connected_at: now(),
     };
     store.put_grant(&pending.user_id, &pending.connector, &grant)
+}
+
+/// A connection's settings after connecting again: what was typed on the
+/// settings step replaces the askable ones (an emptied field clears its
+/// setting); what the vendor's answer names (Salesforce's instance_url) is
+/// taken; anything else the connection had stays.
+fn merged_settings(
+    manifest: &Manifest,
+    mut settings: Vec<(String, String)>,
+    typed: &[(String, String)],
+    token_response: &serde_json::Value,
+) -> Vec<(String, String)> {
+    if askable(manifest).next().is_some() {
+        settings.retain(|(name, _)| !askable(manifest).any(|s| s.name == *name));
+    }
+    let from_token = manifest
+        .settings
+        .iter()
+        .filter(|s| s.from_token)
+        .filter_map(|s| {
+            Some((
+                s.name.clone(),
+                token_response[&s.name].as_str()?.to_string(),
+            ))
+        });
+    for (name, value) in typed.iter().cloned().chain(from_token) {
+        settings.retain(|(n, _)| *n != name);
+        settings.push((name, value));
+    }
+    settings
 }
 
 pub async fn disconnect(
@@ -652,4 +678,60 @@ pub async fn disconnect(
             esc(&said)
         ),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pairs(items: &[(&str, &str)]) -> Vec<(String, String)> {
+        items
+            .iter()
+            .map(|(n, v)| (n.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn settings_typed_again_replace_the_askable_ones_and_tokens_fill_theirs() {
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../plugins/jira/connector.toml"
+        ))
+        .unwrap();
+        let mut manifest = Manifest::parse(&text).unwrap();
+        manifest
+            .settings
+            .push(crate::connectors::manifest::Setting {
+                name: "instance".into(),
+                description: String::new(),
+                required: false,
+                from_token: true,
+            });
+        let before = pairs(&[("site", "old.atlassian.net"), ("legacy", "kept")]);
+        let answer = serde_json::json!({"access_token": "t", "instance": "https://x.test"});
+        // An emptied optional field clears its setting.
+        let merged = merged_settings(&manifest, before.clone(), &[], &answer);
+        assert_eq!(
+            merged,
+            pairs(&[("legacy", "kept"), ("instance", "https://x.test")])
+        );
+        let merged = merged_settings(&manifest, before, &pairs(&[("site", "new")]), &answer);
+        assert_eq!(
+            merged,
+            pairs(&[
+                ("legacy", "kept"),
+                ("site", "new"),
+                ("instance", "https://x.test")
+            ])
+        );
+    }
+
+    #[test]
+    fn templated_hosts_become_wildcards_in_the_csp() {
+        assert_eq!(
+            wildcard_origin("https://{subdomain}.zendesk.com"),
+            "https://*.zendesk.com"
+        );
+        assert_eq!(wildcard_origin("https://linear.app"), "https://linear.app");
+    }
 }

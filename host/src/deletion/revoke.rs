@@ -107,7 +107,7 @@ impl Revoker {
         if revoke.style != "bearer"
             && let Some(c) = client
         {
-            let basic = B64.encode(format!("{}:{}", c.client_id, c.client_secret));
+            let basic = B64.encode(format!("{}:{}", c.client_id, c.client_secret.expose()));
             request = request.header("Authorization", format!("Basic {basic}"));
         }
         match request.send().await {

@@ -137,7 +137,7 @@ impl Refresher {
         ];
         if let Some(client) = self.clients.get(connector) {
             form.push(("client_id", client.client_id.clone()));
-            form.push(("client_secret", client.client_secret.clone()));
+            form.push(("client_secret", client.client_secret.expose().to_string()));
         }
         let response = self
             .client

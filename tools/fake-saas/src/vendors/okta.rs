@@ -51,7 +51,9 @@ pub(crate) enum Misbehaviour {
     WrongIssuer,
     Expired,
     WrongNonce,
-    /// Signed by a key that is not published, under a published key's id.
+    /// `iat` an hour ahead.
+    IssuedInFuture,
+    /// A published key's signature over other claims (the payload swapped).
     BadSignature,
     /// `alg: none` and no signature.
     Unsigned,
@@ -391,6 +393,7 @@ impl Idp {
                 claims["exp"] = json!(now - 3600);
             }
             Some(Misbehaviour::WrongNonce) => claims["nonce"] = json!("not-the-nonce"),
+            Some(Misbehaviour::IssuedInFuture) => claims["iat"] = json!(now + 3600),
             _ => {}
         }
         let signer = self.keys.last().expect("a signing key");
