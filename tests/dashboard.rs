@@ -912,6 +912,28 @@ async fn connecting_asks_for_the_settings_a_tool_needs() {
     assert_eq!(done.status, 303, "{}", done.text);
     answers(&demo, "salesforce").await;
 
+    // Trello issues tokens on its own legacy page, not by OAuth 2: no
+    // Connect button, and a forged one is refused.
+    let page = browser
+        .submit(
+            "/dashboard/tools",
+            "/dashboard/tools/trello/disconnect",
+            &[],
+        )
+        .await;
+    assert_eq!(page.status, 200, "{}", page.text);
+    let tools = browser.get("/dashboard/tools").await;
+    assert!(!tools.text.contains("/dashboard/tools/trello/connect"));
+    assert!(
+        tools
+            .text
+            .contains("trello does not issue tokens through OAuth 2")
+    );
+    let refused = browser
+        .submit("/dashboard/tools", "/dashboard/tools/trello/connect", &[])
+        .await;
+    assert_eq!(refused.status, 409, "{}", refused.text);
+
     // GitHub needs the search's bounds (a required setting).
     let done = connect_with(&mut browser, "github", &[("setting.scope", "org:acme")]).await;
     assert_eq!(done.status, 303, "{}", done.text);

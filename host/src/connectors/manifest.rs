@@ -102,6 +102,19 @@ pub struct OAuth {
     pub token_url: String,
     pub scopes: Vec<String>,
     pub revoke: Option<Revoke>,
+    pub flow: Flow,
+}
+
+/// How people get a token for the tool.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Flow {
+    /// OAuth 2.0 authorization code (the dashboard adds PKCE).
+    #[default]
+    AuthorizationCode,
+    /// The vendor issues tokens another way (Trello's legacy token page,
+    /// OAuth 1.0a): the operator connects it (`quarry admin connect`).
+    Manual,
 }
 
 /// How a token is revoked upstream (RFC 7009 or the vendor's own call).
@@ -285,6 +298,8 @@ struct RawOAuth {
     #[serde(default)]
     scopes: Vec<RawScope>,
     revoke: Option<Revoke>,
+    #[serde(default)]
+    flow: Flow,
 }
 
 /// Every scope must say it is read-only: a manifest cannot request a write
@@ -628,6 +643,7 @@ fn validate_oauth(raw: RawOAuth, problems: &mut Vec<Problem>) -> OAuth {
         token_url: raw.token_url,
         scopes,
         revoke: raw.revoke,
+        flow: raw.flow,
     }
 }
 

@@ -21,7 +21,7 @@ use sha2::{Digest, Sha256};
 use super::session::Session;
 use super::templates::{csrf_field, esc, html, message};
 use super::{Dashboard, expected_origin, pending, require};
-use crate::connectors::manifest::{Manifest, OAuth, fill_endpoint};
+use crate::connectors::manifest::{Flow, Manifest, OAuth, fill_endpoint};
 use crate::deletion::revoke::{Outcome, TokenToRevoke};
 use crate::secret::Secret;
 use crate::store::{Grant, GrantStatus, Store, now, random_b64};
@@ -53,9 +53,10 @@ const WRITE_WORDS: &[&str] = &["write", "admin", "manage", "delete", "create", "
 
 /// Why a connector cannot be connected from the dashboard, if it cannot.
 fn refusal(dashboard: &Dashboard, connector: &str, oauth: Option<&OAuth>) -> Option<String> {
-    let Some(oauth) = oauth else {
+    let Some(oauth) = oauth.filter(|o| o.flow == Flow::AuthorizationCode) else {
         return Some(format!(
-            "{connector} does not use OAuth: the operator connects it (quarry admin connect)."
+            "{connector} does not issue tokens through OAuth 2: the operator connects it \
+             (quarry admin connect)."
         ));
     };
     for scope in &oauth.scopes {
