@@ -307,8 +307,9 @@ impl Provider {
         })
     }
 
-    /// The published key a token names, fetching the keys again once if
-    /// the id is unknown (the provider rotated).
+    /// The published key a token names: from the cached keys while they
+    /// are fresh, else (or when the id is unknown: the provider rotated)
+    /// from the keys fetched again, once.
     async fn key_for(
         &self,
         metadata: &Metadata,
@@ -316,35 +317,21 @@ impl Provider {
         alg: Algorithm,
     ) -> Result<DecodingKey, SsoError> {
         let mut cache = self.cache.lock().await;
-        let fresh = |c: &Cache| {
-            c.keys
-                .as_ref()
-                .is_some_and(|(_, at)| at.elapsed() < CACHE_FOR)
-        };
-        for refetch in [!fresh(&cache), true] {
-            if refetch {
-                let keys: JwkSet = self.get_json(&metadata.jwks_uri).await?;
-                cache.keys = Some((keys, Instant::now()));
-            }
-            let keys = &cache.keys.as_ref().expect("fetched").0;
-            if let Some(jwk) = select(keys, kid, alg) {
-                let key = DecodingKey::from_jwk(jwk)
-                    .map_err(|e| SsoError::InvalidToken(format!("the provider's key: {e}")))?;
-                if key.family() != alg.family() {
-                    return Err(SsoError::InvalidToken(format!(
-                        "the key {kid:?} is not a key for {alg:?}"
-                    )));
-                }
-                return Ok(key);
-            }
-            if refetch {
-                break;
-            }
+        if let Some((keys, at)) = &cache.keys
+            && at.elapsed() < CACHE_FOR
+            && let Some(key) = decoding_key(keys, kid, alg)?
+        {
+            return Ok(key);
         }
-        Err(SsoError::InvalidToken(format!(
-            "no published key {} for {alg:?}",
-            kid.unwrap_or("(no kid)")
-        )))
+        let keys: JwkSet = self.get_json(&metadata.jwks_uri).await?;
+        let key = decoding_key(&keys, kid, alg)?;
+        cache.keys = Some((keys, Instant::now()));
+        key.ok_or_else(|| {
+            SsoError::InvalidToken(format!(
+                "no published key {} for {alg:?}",
+                kid.unwrap_or("(no kid)")
+            ))
+        })
     }
 
     async fn get_json<T: DeserializeOwned>(&self, url: &str) -> Result<T, SsoError> {
@@ -365,6 +352,25 @@ impl Provider {
         let value = read_json(response).await?;
         serde_json::from_value(value).map_err(|e| SsoError::Provider(format!("{url}: {e}")))
     }
+}
+
+/// The key of [`select`], checked to be of the algorithm's family.
+fn decoding_key(
+    keys: &JwkSet,
+    kid: Option<&str>,
+    alg: Algorithm,
+) -> Result<Option<DecodingKey>, SsoError> {
+    let Some(jwk) = select(keys, kid, alg) else {
+        return Ok(None);
+    };
+    let key = DecodingKey::from_jwk(jwk)
+        .map_err(|e| SsoError::InvalidToken(format!("the provider's key: {e}")))?;
+    if key.family() != alg.family() {
+        return Err(SsoError::InvalidToken(format!(
+            "the key {kid:?} is not a key for {alg:?}"
+        )));
+    }
+    Ok(Some(key))
 }
 
 /// The signing key a token names: by `kid`, or the only signing key that

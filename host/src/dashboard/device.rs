@@ -14,7 +14,7 @@ use axum::response::Response;
 use axum::{Extension, Form};
 use serde::Deserialize;
 
-use super::templates::{csrf_field, esc, html, message};
+use super::templates::{csrf_field, esc, html, internal_error, message};
 use super::{Dashboard, require};
 use crate::calendar::rfc3339;
 
@@ -82,7 +82,7 @@ pub async fn review(
                  Check the code the assistant shows, or start again from the assistant.",
             );
         }
-        Err(_) => return failure(),
+        Err(error) => return internal_error("reading a device code", error),
     };
     let body = format!(
         r#"<p>The assistant <strong>{client}</strong> asks to use Quarry as you: to search the tools you connected, read-only, with tokens that last 60 minutes and that it can renew until you revoke them.</p>
@@ -142,14 +142,6 @@ pub async fn decide(
             "Unknown code",
             "This code expired or was already used. Start again from the assistant.",
         ),
-        Err(_) => failure(),
+        Err(error) => internal_error("deciding on a device code", error),
     }
-}
-
-fn failure() -> Response {
-    message(
-        StatusCode::INTERNAL_SERVER_ERROR,
-        "Something went wrong",
-        "Try again.",
-    )
 }

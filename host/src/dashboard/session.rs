@@ -362,12 +362,7 @@ pub(super) fn begin(dashboard: &Dashboard, user_id: &str, how: &'static str) -> 
         last_seen: t,
     };
     if let Err(error) = put(&dashboard.app.store, &session_key(&id), &record) {
-        tracing::error!(error = format!("{error:#}"), "storing a session failed");
-        return super::templates::message(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "Something went wrong",
-            "The session could not be stored. Try again.",
-        );
+        return super::templates::internal_error("storing a session", error);
     }
     tracing::info!(user = %user_id, how, "dashboard sign-in");
     let mut response = Redirect::to("/dashboard/tools").into_response();

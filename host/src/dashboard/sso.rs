@@ -268,7 +268,7 @@ async fn finish(
             return Err(bad("This sign-in could not be read. Start again."));
         }
     };
-    let browser = cookie_value(headers).map(|v| sha256_hex(&v));
+    let browser = session::cookie_named(headers, COOKIE).map(|v| sha256_hex(&v));
     if !browser.is_some_and(|b| constant_time_eq(&b, &signing_in.browser)) {
         return Err(bad(
             "This sign-in was started in another browser. Start again from this one.",
@@ -316,10 +316,6 @@ async fn finish(
         ));
     }
     Ok(user_id)
-}
-
-fn cookie_value(headers: &HeaderMap) -> Option<String> {
-    session::cookie_named(headers, COOKIE)
 }
 
 /// Where an identity's sign-in leads.

@@ -139,6 +139,17 @@ pub fn message(status: StatusCode, title: &str, text: &str) -> Response {
     (status, Html(page(title, None, &body))).into_response()
 }
 
+/// The page of a failure that is ours, not the person's: logged with
+/// what was being done, and a plain "try again".
+pub fn internal_error(doing: &str, error: impl std::fmt::Display) -> Response {
+    tracing::error!(error = format!("{error:#}"), "dashboard: {doing} failed");
+    message(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "Something went wrong",
+        "Try again.",
+    )
+}
+
 /// A signed-in page.
 pub fn html(title: &str, session: &Session, body: &str) -> Response {
     Html(page(title, Some(session), body)).into_response()

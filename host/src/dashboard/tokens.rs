@@ -9,7 +9,7 @@ use axum::response::{IntoResponse, Redirect, Response};
 use axum::{Extension, Form};
 
 use super::session::Session;
-use super::templates::{csrf_field, esc, html, message};
+use super::templates::{csrf_field, esc, html, internal_error, message};
 use super::tools::CsrfOnly;
 use super::{Dashboard, require};
 use crate::calendar::rfc3339;
@@ -89,14 +89,7 @@ pub async fn issue(
             tracing::info!(user = %session.user_id, "dashboard: API token issued");
             listing(&dashboard, &session, Some((token.expose(), expires_at)))
         }
-        Err(error) => {
-            tracing::error!(error = format!("{error:#}"), "issuing a token failed");
-            message(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "Something went wrong",
-                "Try again.",
-            )
-        }
+        Err(error) => internal_error("issuing a token", error),
     }
 }
 
@@ -120,10 +113,6 @@ pub async fn revoke(
             "No such token",
             "You have no token with this id.",
         ),
-        Err(_) => message(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "Something went wrong",
-            "Try again.",
-        ),
+        Err(error) => internal_error("revoking a token", error),
     }
 }

@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::session::Session;
-use super::templates::{csrf_field, esc, html, message};
+use super::templates::{csrf_field, esc, html, internal_error, message};
 use super::{Dashboard, expected_origin, pending, require};
 use crate::connectors::manifest::{Flow, Manifest, OAuth, fill_endpoint};
 use crate::deletion::revoke::{Outcome, TokenToRevoke};
@@ -413,15 +413,7 @@ pub async fn connect(
     };
     let store = &dashboard.app.store;
     if let Err(error) = pending::save(store, STATES, &state, &connecting, STATE_TTL_SECONDS) {
-        tracing::error!(
-            error = format!("{error:#}"),
-            "storing an OAuth state failed"
-        );
-        return message(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "Something went wrong",
-            "Try again.",
-        );
+        return internal_error("storing an OAuth state", error);
     }
     let mut url = match browser_authorize_url(&dashboard, &authorize_url) {
         Ok(url) => url,
@@ -648,12 +640,7 @@ pub async fn disconnect(
         outcomes.push(outcome);
     }
     if let Err(error) = store.remove_grant(&session.user_id, &id) {
-        tracing::error!(error = format!("{error:#}"), "removing a grant failed");
-        return message(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "Something went wrong",
-            "Try again.",
-        );
+        return internal_error("removing a grant", error);
     }
     let said = if outcomes
         .iter()

@@ -9,7 +9,7 @@ use axum::response::{IntoResponse, Redirect, Response};
 use axum::{Extension, Form};
 
 use super::session::Session;
-use super::templates::{csrf_field, esc, html, message};
+use super::templates::{csrf_field, esc, html, internal_error, message};
 use super::tools::CsrfOnly;
 use super::{Dashboard, require};
 use crate::calendar::rfc3339;
@@ -124,14 +124,7 @@ pub async fn register(
             )),
             StatusCode::BAD_REQUEST,
         ),
-        Err(RegisterError::Internal(error)) => {
-            tracing::error!(error = format!("{error:#}"), "registering a webhook failed");
-            message(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "Something went wrong",
-                "Try again.",
-            )
-        }
+        Err(RegisterError::Internal(error)) => internal_error("registering a webhook", error),
     }
 }
 
@@ -152,10 +145,6 @@ pub async fn remove(
             "No such webhook",
             "You have no webhook with this id.",
         ),
-        Err(_) => message(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "Something went wrong",
-            "Try again.",
-        ),
+        Err(error) => internal_error("removing a webhook", error),
     }
 }
