@@ -132,16 +132,17 @@ fn create_users(
     Ok(out)
 }
 
-struct TlsFiles {
-    ca: PathBuf,
-    cert: PathBuf,
-    key: PathBuf,
-    fake_ca: PathBuf,
+pub(crate) struct TlsFiles {
+    pub ca: PathBuf,
+    pub cert: PathBuf,
+    pub key: PathBuf,
+    /// The upstreams' CA, for the server to trust.
+    pub fake_ca: PathBuf,
 }
 
 /// A CA for the demo and a server certificate for 127.0.0.1 and localhost
 /// signed by it; and the fake upstreams' CA, for the server to trust.
-fn write_certificates(data_dir: &Path, fake_ca_pem: &str) -> Result<TlsFiles> {
+pub(crate) fn write_certificates(data_dir: &Path, fake_ca_pem: &str) -> Result<TlsFiles> {
     use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair};
     let dir = data_dir.join("tls");
     std::fs::create_dir_all(&dir)?;

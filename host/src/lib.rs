@@ -12,6 +12,7 @@ pub mod connectors;
 pub mod dashboard;
 pub mod deletion;
 pub mod demo;
+pub mod eval_live;
 pub mod issuer;
 pub mod logging;
 pub mod metrics;

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
@@ -58,12 +58,41 @@ enum Command {
         /// (Default: the server's own weight.)
         #[arg(long, value_delimiter = ',')]
         semantic_weight: Vec<f32>,
+        /// Cut texts at this many tokens before embedding.
+        #[arg(long, default_value_t = quarry::rank::embed::MAX_TOKENS)]
+        max_tokens: usize,
+        /// Print the keyword → model relevance calibration table instead.
+        #[arg(long)]
+        calibrate: bool,
     },
+    /// Measure /v1/query live: a BEIR folder served by fake vendors through
+    /// the real server, asked by concurrent clients.
+    EvalLive(quarry::eval_live::EvalLiveArgs),
 }
 
-#[tokio::main]
-async fn main() -> Result<()> {
+fn main() -> Result<()> {
     let cli = Cli::parse();
+    if matches!(cli.command, Command::Serve { .. } | Command::Demo(_)) {
+        one_core_per_embedding_worker();
+    }
+    tokio::runtime::Runtime::new()?.block_on(run(cli))
+}
+
+/// The server embeds with one worker thread per core (`[ranking]
+/// embed_workers`), each running the model on its own core: candle's
+/// matrix products then stay on the calling thread instead of splitting
+/// every product across both cores (measured with `quarry-bench embedder`:
+/// 2 workers × 1 thread embed about 15% more passages per second than one
+/// worker × 2 threads, and concurrent queries overlap). candle reads
+/// `RAYON_NUM_THREADS` at each product; an operator's own value wins.
+fn one_core_per_embedding_worker() {
+    if std::env::var_os("RAYON_NUM_THREADS").is_none() {
+        // SAFETY: no other thread exists yet (the runtime starts after).
+        unsafe { std::env::set_var("RAYON_NUM_THREADS", "1") };
+    }
+}
+
+async fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Serve { config } => {
             let config = quarry::config::Config::load(config.as_deref())?;
@@ -83,22 +112,35 @@ async fn main() -> Result<()> {
             quarry::demo::run(args).await
         }
         Command::Connector { command } => std::process::exit(quarry::connector_kit::run(command)),
+        Command::EvalLive(args) => {
+            quarry::logging::init("text");
+            quarry::eval_live::run(args).await
+        }
         Command::EvalRanking {
             dir,
             model_dir,
             bm25_only,
             embed_budget,
             semantic_weight,
+            max_tokens,
+            calibrate,
         } => {
             quarry::logging::init("text");
             let model = match bm25_only {
                 true => None,
                 false => Some(quarry::rank::embed::Cached::new(
-                    quarry::rank::MiniLm::load(&model_dir)?,
+                    quarry::rank::MiniLm::load_with(&model_dir, max_tokens)?,
                     1_000_000,
                 )),
             };
             let embedder = model.as_ref().map(|m| m as &dyn quarry::rank::Embedder);
+            if calibrate {
+                let embedder = embedder.context("--calibrate needs the model")?;
+                let table = quarry::rank::eval::calibrate(&dir, embedder)?;
+                let knots: Vec<String> = table.iter().map(|v| format!("{v:.3}")).collect();
+                println!("calibration [{}]", knots.join(", "));
+                return Ok(());
+            }
             let weights = match (bm25_only, semantic_weight.is_empty()) {
                 (true, _) => vec![0.0],
                 (false, true) => vec![quarry::rank::fuse::SEMANTIC_WEIGHT],

@@ -19,6 +19,7 @@ pub struct Metrics {
     connector_calls: Family<Labels, Counter>,
     connector_seconds: Family<Labels, Histogram>,
     stage_seconds: Family<Labels, Histogram>,
+    ranked_chunks: Family<Labels, Counter>,
 }
 
 fn seconds_histogram() -> Histogram {
@@ -64,7 +65,15 @@ impl Default for Metrics {
             "Time spent per stage of /v1/query",
             stage_seconds.clone(),
         );
+        let ranked_chunks = Family::<Labels, Counter>::default();
+        registry.register(
+            "ranked_chunks",
+            "Chunks returned by /v1/query by how they were ranked: semantic (by the model) or \
+             keyword (the model did not reach them within the answer budget: load degrades here)",
+            ranked_chunks.clone(),
+        );
         Metrics {
+            ranked_chunks,
             registry,
             requests,
             request_seconds,
@@ -112,6 +121,15 @@ impl Metrics {
         self.stage_seconds
             .get_or_create(&vec![("stage", stage.to_string())])
             .observe(elapsed.as_secs_f64());
+    }
+
+    /// How a query's returned chunks were ranked.
+    pub fn observe_ranking(&self, semantic: u64, keyword: u64) {
+        for (method, count) in [("semantic", semantic), ("keyword", keyword)] {
+            self.ranked_chunks
+                .get_or_create(&vec![("ranking", method.to_string())])
+                .inc_by(count);
+        }
     }
 
     /// The Prometheus text exposition.

@@ -2,15 +2,25 @@
 //! parallel (each in its own sandbox, each with a deadline), rank what comes
 //! back, and cite it. A failing connector never fails the question: its
 //! answer carries the error and the others still count.
+//!
+//! Ranking overlaps the fan-out: the question is embedded while the
+//! connectors work, and each connector's passages are handed to the
+//! embedding scheduler as soon as that connector answers, its best records
+//! first. Once every connector has answered, the query waits for the
+//! remaining vectors until its answer budget runs out; a passage the model
+//! did not reach by then is placed on the model's scale by its words, and
+//! its chunk says so (`"ranking": "keyword"`).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use futures::StreamExt;
+use futures::stream::FuturesUnordered;
 use serde_json::{Map, Value, json};
 
 use crate::connectors::{ConnectorError, Document, ErrorKind, Registry, SearchRequest};
 use crate::metrics::Metrics;
-use crate::rank::{self, Candidate, Embedder, QueryPlan, Semantic};
+use crate::rank::{self, Job, Method, Passage, Priority, QueryPlan, Scheduler};
 use crate::store::{Grant, GrantStatus, now, random_hex};
 
 /// How many records to ask each connector for: more than will be shown, so
@@ -19,15 +29,30 @@ fn candidates_wanted(max_results: usize) -> u32 {
     (max_results * 2).clamp(20, 100) as u32
 }
 
+/// The job key of the question's own vector (passages use their position).
+const QUESTION: usize = usize::MAX;
+
+/// After the last connector answers, a query waits at least this long for
+/// its vectors, even past its answer budget.
+const MIN_EMBED_WAIT: Duration = Duration::from_millis(150);
+
+/// How a query ranks by meaning.
+#[derive(Clone)]
+pub struct Semantic {
+    pub scheduler: Scheduler,
+    /// Most passages embedded per query (each connector's best first).
+    pub budget: usize,
+    /// From the query's start, the time by which it answers with the
+    /// vectors it has.
+    pub answer_budget: Duration,
+}
+
 pub struct Search {
     registry: Arc<Registry>,
     metrics: Arc<Metrics>,
     deadline: Duration,
     /// The semantic stage; `None` ranks by BM25 alone.
-    embedder: Option<Arc<dyn Embedder>>,
-    embed_budget: usize,
-    embed_deadline: Duration,
-    embed_slot: Arc<tokio::sync::Semaphore>,
+    semantic: Option<Semantic>,
 }
 
 /// The answer to one question.
@@ -51,6 +76,22 @@ pub struct Cited {
     pub source_url: String,
     pub relevance: f32,
     pub metadata: Map<String, Value>,
+    /// The passage's vector, when the ranking embedded it: the embedder's
+    /// name and the unit vector. The archive stores it with the entry, so
+    /// nothing is embedded twice.
+    pub vector: Option<(String, Vec<f32>)>,
+}
+
+type Outcome = (String, Result<Vec<Document>, ConnectorError>);
+
+/// What the connectors returned, chunked as it arrived.
+#[derive(Default)]
+struct Gathered {
+    /// In the order of the user's connectors (not of arrival), so that the
+    /// answer does not depend on timing.
+    outcomes: Vec<Option<Outcome>>,
+    /// (outcome slot, passage) in arrival order: the job's keys.
+    passages: Vec<(usize, Passage)>,
 }
 
 impl Search {
@@ -58,19 +99,13 @@ impl Search {
         registry: Arc<Registry>,
         metrics: Arc<Metrics>,
         deadline: Duration,
-        embedder: Option<Arc<dyn Embedder>>,
-        embed_budget: usize,
-        embed_deadline: Duration,
-        embed_slot: Arc<tokio::sync::Semaphore>,
+        semantic: Option<Semantic>,
     ) -> Search {
         Search {
             registry,
             metrics,
             deadline,
-            embedder,
-            embed_budget,
-            embed_deadline,
-            embed_slot,
+            semantic,
         }
     }
 
@@ -84,54 +119,86 @@ impl Search {
         let started = Instant::now();
         let plan = rank::plan(question, now());
         let request = search_request(&plan, max_results);
-        let question = question.to_string();
-        let calls = connectors
-            .into_iter()
-            .map(|(id, grant)| self.call(id, grant, &request));
-        let outcomes = futures::future::join_all(calls).await;
+        let mut job = self.semantic.as_ref().map(|s| {
+            let mut job = s.scheduler.job(Priority::Live, true);
+            job.submit(QUESTION, question, 0);
+            job
+        });
+        let gathered = self.gather(connectors, &request, job.as_mut()).await;
         self.metrics.observe_stage("connectors", started.elapsed());
 
         let ranking = Instant::now();
-        // One query embeds at a time (the model already uses every core).
-        // A query that cannot start within its embedding deadline ranks by
-        // keywords alone: under load, latency stays bounded and throughput
-        // stays that of BM25, rather than every query queueing for the CPU.
-        let slot = match &self.embedder {
-            Some(_) => {
-                tokio::time::timeout(self.embed_deadline, self.embed_slot.clone().acquire_owned())
-                    .await
-                    .ok()
-            }
-            None => None,
-        };
-        let embedder = match &slot {
-            Some(Ok(_)) => self.embedder.clone(),
-            _ => None,
-        };
-        let (budget, owned_question) = (self.embed_budget, question);
-        let embed_deadline = self.embed_deadline.saturating_sub(ranking.elapsed());
-        // Embedding is CPU-bound: off the async workers.
+        if let (Some(job), Some(semantic)) = (job.as_mut(), &self.semantic) {
+            let deadline = (started + semantic.answer_budget).max(Instant::now() + MIN_EMBED_WAIT);
+            job.wait(Some(deadline)).await;
+        }
+        let similarity = job
+            .as_ref()
+            .map(|job| similarities(job, &gathered.passages));
+        let vectors_model = job.as_ref().map(|job| job.model_name().to_string());
+        // Scoring is a few milliseconds of CPU: off the async workers.
         let mut results = tokio::task::spawn_blocking(move || {
-            let _slot = slot;
-            let semantic = match &embedder {
-                Some(e) => Some(
-                    Semantic::new(e.as_ref(), &owned_question, budget)?
-                        .with_deadline(embed_deadline),
-                ),
-                None => None,
-            };
-            rank_and_cite(&plan, outcomes, max_results, semantic.as_ref())
+            rank_and_cite(&plan, gathered, similarity.as_deref(), max_results)
         })
-        .await??;
-        for answer in &mut results {
+        .await?;
+        if let (Some(job), Some(model)) = (job.as_mut(), vectors_model) {
+            attach_vectors(&mut results, job, &model);
+        }
+        let (semantic, keyword) = count_methods(&results);
+        self.metrics.observe_ranking(semantic, keyword);
+        for (answer, _) in &mut results {
             answer.label = self.label_of(&answer.connector);
         }
         self.metrics.observe_stage("ranking", ranking.elapsed());
         Ok(Answer {
             query_id: format!("qry_{}", random_hex(12)),
-            results,
+            results: results.into_iter().map(|(answer, _)| answer).collect(),
             duration_ms: started.elapsed().as_millis() as u64,
         })
+    }
+
+    /// Calls every connector at once and chunks each answer as it arrives,
+    /// handing its passages to the embedding job: each connector's best
+    /// records first, within the query's embedding budget.
+    async fn gather(
+        &self,
+        connectors: Vec<(String, Grant)>,
+        request: &SearchRequest,
+        mut job: Option<&mut Job>,
+    ) -> Gathered {
+        let mut gathered = Gathered {
+            outcomes: connectors.iter().map(|_| None).collect(),
+            passages: Vec::new(),
+        };
+        let budget = self.semantic.as_ref().map_or(0, |s| s.budget);
+        let mut calls: FuturesUnordered<_> = connectors
+            .into_iter()
+            .enumerate()
+            .map(|(slot, (id, grant))| async move { (slot, self.call(id, grant, request).await) })
+            .collect();
+        while let Some((slot, (id, result))) = calls.next().await {
+            if let Ok(documents) = &result {
+                for (position, document) in documents.iter().enumerate() {
+                    for passage in rank::chunk(
+                        &id,
+                        position,
+                        &document.id,
+                        &document.title,
+                        &document.content,
+                    ) {
+                        let key = gathered.passages.len();
+                        if let Some(job) = job.as_deref_mut()
+                            && key < budget
+                        {
+                            job.submit(key, &passage.text, position as u32 + 1);
+                        }
+                        gathered.passages.push((slot, passage));
+                    }
+                }
+            }
+            gathered.outcomes[slot] = Some((id, result));
+        }
+        gathered
     }
 
     /// One connector's search, within the query's per-connector deadline.
@@ -198,30 +265,41 @@ fn search_request(plan: &QueryPlan, max_results: usize) -> SearchRequest {
     }
 }
 
+/// The cosine of each passage with the question, where both have arrived.
+fn similarities(job: &Job, passages: &[(usize, Passage)]) -> Vec<Option<f32>> {
+    let question = job.vector(QUESTION);
+    (0..passages.len())
+        .map(|key| {
+            let (question, passage) = (question?, job.vector(key)?);
+            Some(rank::embed::cosine(question, passage))
+        })
+        .collect()
+}
+
 /// Chunks and ranks every connector's documents in one corpus, so that
 /// scores compare across connectors, and keeps the best per connector.
+/// Each cited chunk comes with the position of its passage (the job key).
 fn rank_and_cite(
     plan: &QueryPlan,
-    outcomes: Vec<(String, Result<Vec<Document>, ConnectorError>)>,
+    gathered: Gathered,
+    similarity: Option<&[Option<f32>]>,
     max_results: usize,
-    semantic: Option<&Semantic<'_>>,
-) -> anyhow::Result<Vec<ConnectorAnswer>> {
-    let mut candidates = Vec::new();
-    for (id, outcome) in &outcomes {
-        if let Ok(documents) = outcome {
-            for (index, doc) in documents.iter().enumerate() {
-                candidates.push(Candidate {
-                    connector: id,
-                    document_index: index,
-                    document_id: &doc.id,
-                    title: &doc.title,
-                    content: &doc.content,
-                });
-            }
-        }
-    }
-    let ranked = rank::rank(plan, &candidates, max_results, semantic)?;
-    Ok(outcomes
+) -> Vec<(ConnectorAnswer, Vec<usize>)> {
+    let outcomes: Vec<Outcome> = gathered.outcomes.into_iter().flatten().collect();
+    let ids: Vec<&str> = outcomes.iter().map(|(id, _)| id.as_str()).collect();
+    let passages: Vec<(&str, Passage)> = gathered
+        .passages
+        .into_iter()
+        .map(|(slot, passage)| (ids[slot], passage))
+        .collect();
+    let ranked = rank::rank_passages(
+        plan,
+        &passages,
+        similarity,
+        rank::fuse::SEMANTIC_WEIGHT,
+        max_results,
+    );
+    outcomes
         .iter()
         .map(|(id, outcome)| {
             let (chunks, error) = match outcome {
@@ -229,25 +307,50 @@ fn rank_and_cite(
                     let chunks = ranked
                         .iter()
                         .filter(|r| &r.connector == id)
-                        .map(|r| cite(r, &documents[r.document_index]))
+                        .map(|r| (cite(r, &documents[r.document_index]), r.passage))
                         .collect();
                     (chunks, None)
                 }
                 Err(error) => (Vec::new(), Some(error.clone())),
             };
-            ConnectorAnswer {
+            let (chunks, keys): (Vec<Cited>, Vec<usize>) = chunks.into_iter().unzip();
+            let answer = ConnectorAnswer {
                 connector: id.clone(),
                 label: String::new(),
                 chunks,
                 error,
-            }
+            };
+            (answer, keys)
         })
-        .collect())
+        .collect()
+}
+
+/// Hands each semantically ranked chunk its vector, for the archive.
+fn attach_vectors(results: &mut [(ConnectorAnswer, Vec<usize>)], job: &mut Job, model: &str) {
+    for (answer, keys) in results {
+        for (chunk, key) in answer.chunks.iter_mut().zip(keys.iter()) {
+            if chunk.metadata.get("ranking") == Some(&json!(Method::Semantic.as_str())) {
+                chunk.vector = job.take_vector(*key).map(|v| (model.to_string(), v));
+            }
+        }
+    }
+}
+
+/// Chunks ranked by the model, and by keywords alone.
+fn count_methods(results: &[(ConnectorAnswer, Vec<usize>)]) -> (u64, u64) {
+    let chunks = results.iter().flat_map(|(answer, _)| &answer.chunks);
+    chunks.fold((0, 0), |(semantic, keyword), chunk| {
+        match chunk.metadata.get("ranking").and_then(Value::as_str) {
+            Some("semantic") => (semantic + 1, keyword),
+            _ => (semantic, keyword + 1),
+        }
+    })
 }
 
 fn cite(ranked: &rank::Ranked, doc: &Document) -> Cited {
     let mut metadata = Map::new();
     metadata.insert("title".into(), json!(doc.title));
+    metadata.insert("ranking".into(), json!(ranked.method.as_str()));
     metadata.insert("document_id".into(), json!(doc.id));
     metadata.insert("author".into(), json!(doc.author));
     metadata.insert("created_at".into(), json!(doc.created_at));
@@ -261,5 +364,6 @@ fn cite(ranked: &rank::Ranked, doc: &Document) -> Cited {
         source_url: doc.url.clone(),
         relevance: ranked.relevance.clamp(0.0, 1.0),
         metadata,
+        vector: None,
     }
 }

@@ -14,10 +14,13 @@ use axum_server::tls_rustls::RustlsConfig;
 use crate::api::{self, App};
 use crate::archive::Archive;
 use crate::config::Config;
+use crate::config::EmbedderKind;
 use crate::connectors::{NetworkConfig, Registry, RegistryConfig, Runtime, RuntimeConfig};
 use crate::deletion::Deletions;
 use crate::deletion::revoke::Revoker;
 use crate::metrics::Metrics;
+use crate::rank::Scheduler;
+use crate::rank::embed::Cached;
 use crate::search::Search;
 use crate::store::Store;
 use crate::webhooks::Webhooks;
@@ -107,20 +110,19 @@ async fn assemble(config: &Config) -> Result<App> {
     ));
     let metrics = Arc::new(Metrics::default());
     let deadline = Duration::from_millis(config.query.connector_deadline_ms);
-    let embedder = embedder(config)?;
-    // One embedding at a time: the model already uses every core. Live
-    // queries, deep searches and the archive's indexer take turns.
-    let embed_slot = Arc::new(tokio::sync::Semaphore::new(1));
-    // The archive indexes with the model, or by words when it is off.
-    let archive_embedder: Arc<dyn crate::rank::Embedder> = match &embedder {
-        Some(model) => model.clone(),
-        None => Arc::new(crate::rank::embed::HashedWords::new(384)),
-    };
-    let archive = Arc::new(Archive::open(
-        store.clone(),
-        archive_embedder,
-        embed_slot.clone(),
-    )?);
+    let (embedder, fallback) = embedders(config)?;
+    // One queue in front of the model for live queries, deep searches and
+    // the archive's indexer (see rank::scheduler). The archive indexes
+    // with the model, or by words when it is off.
+    let scheduler = Scheduler::start(
+        embedder
+            .clone()
+            .unwrap_or_else(|| Arc::new(crate::rank::embed::HashedWords::new(384))),
+        fallback,
+        config.ranking.embed_workers,
+        config.ranking.embed_batch,
+    );
+    let archive = Arc::new(Archive::open(store.clone(), scheduler.clone())?);
     let webhooks = Arc::new(Webhooks::new(store.clone(), config.webhooks.clone())?);
     // The host's own calls to vendors (revocation, refresh) go through the
     // same guarded client as the connectors' fetches.
@@ -156,10 +158,11 @@ async fn assemble(config: &Config) -> Result<App> {
             registry.clone(),
             metrics.clone(),
             deadline,
-            embedder,
-            config.ranking.embed_budget,
-            Duration::from_millis(config.ranking.embed_deadline_ms),
-            embed_slot,
+            embedder.map(|_| crate::search::Semantic {
+                scheduler,
+                budget: config.ranking.embed_budget,
+                answer_budget: Duration::from_millis(config.ranking.answer_budget_ms),
+            }),
         ),
         archive,
         webhooks,
@@ -198,17 +201,43 @@ async fn start_background_work(app: &Arc<App>) -> Result<()> {
     Ok(())
 }
 
-/// The embedding model, loaded once (its weights are memory-mapped).
-fn embedder(config: &Config) -> Result<Option<Arc<dyn crate::rank::Embedder>>> {
-    if !config.ranking.semantic {
+type SharedEmbedder = Arc<dyn crate::rank::Embedder>;
+
+/// The embedder and its fallback: the local model (loaded once, its
+/// weights memory-mapped), or the operator's endpoint with the local model
+/// behind it when it fails. `None` when semantic ranking is off.
+fn embedders(config: &Config) -> Result<(Option<SharedEmbedder>, Option<SharedEmbedder>)> {
+    let ranking = &config.ranking;
+    if !ranking.semantic {
         tracing::warn!("semantic ranking is off (ranking.semantic = false): BM25 only");
-        return Ok(None);
+        return Ok((None, None));
     }
-    let model = crate::rank::MiniLm::load(&config.ranking.model_dir)?;
-    Ok(Some(Arc::new(crate::rank::embed::Cached::new(
-        model,
-        config.ranking.cache_entries,
-    ))))
+    let local = || -> Result<SharedEmbedder> {
+        let model = crate::rank::MiniLm::load_with(&ranking.model_dir, ranking.max_tokens)?;
+        Ok(Arc::new(Cached::new(model, ranking.cache_entries)))
+    };
+    match ranking.embedder {
+        EmbedderKind::Local => Ok((Some(local()?), None)),
+        EmbedderKind::Endpoint => {
+            let endpoint = ranking.endpoint.as_ref().context(
+                "ranking.embedder = \"endpoint\" needs a [ranking.endpoint] table (url, model, dimensions)",
+            )?;
+            let remote = crate::rank::remote::RemoteEmbedder::new(endpoint)?;
+            tracing::info!(url = %endpoint.url, "embedding with the operator's endpoint");
+            let fallback = local()
+                .inspect_err(|error| {
+                    tracing::warn!(
+                        error = format!("{error:#}"),
+                        "no local model to fall back on when the embeddings endpoint fails"
+                    )
+                })
+                .ok();
+            Ok((
+                Some(Arc::new(Cached::new(remote, ranking.cache_entries))),
+                fallback,
+            ))
+        }
+    }
 }
 
 fn network(config: &Config) -> Result<NetworkConfig> {

@@ -146,12 +146,13 @@ async fn assert_nothing_left(dir: &Path, traces: &Traces) {
         TokenCheck::Unknown,
         "the API token"
     );
-    let archive = Archive::open(
-        store.clone(),
+    let scheduler = quarry::rank::Scheduler::start(
         Arc::new(quarry::rank::embed::HashedWords::new(384)),
-        Arc::new(tokio::sync::Semaphore::new(1)),
-    )
-    .unwrap();
+        None,
+        1,
+        16,
+    );
+    let archive = Archive::open(store.clone(), scheduler).unwrap();
     assert_eq!(
         archive.entry_count(&traces.user_id).unwrap(),
         0,

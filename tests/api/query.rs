@@ -248,4 +248,59 @@ async fn semantic_ranking_answers_in_the_same_shape() {
     let demo = Demo::start(&[("QUARRY_RANKING__SEMANTIC", "true")]);
     let answer = demo.query(demo.alice(), &ask(QUESTION)).await;
     assert_query_answer(&answer, QUESTION, 10);
+    for chunk in chunks(&answer.body) {
+        let ranking = chunk["metadata"]["ranking"].as_str().unwrap_or_default();
+        assert!(["semantic", "keyword"].contains(&ranking), "{chunk}");
+    }
+}
+
+/// With time for every passage, the model scores every returned chunk, and
+/// the best chunk across connectors is the record that answers the
+/// question, whichever connector it came from.
+#[tokio::test]
+async fn with_time_enough_every_chunk_is_scored_by_the_model() {
+    let demo = Demo::start(&[
+        ("QUARRY_RANKING__SEMANTIC", "true"),
+        ("QUARRY_RANKING__ANSWER_BUDGET_MS", "600000"),
+        ("QUARRY_RANKING__EMBED_BUDGET", "100000"),
+    ]);
+    let answer = demo.query(demo.alice(), &ask(QUESTION)).await;
+    assert_query_answer(&answer, QUESTION, 10);
+    let all = chunks(&answer.body);
+    assert!(all.len() > 20, "{} chunks", all.len());
+    for chunk in &all {
+        assert_eq!(chunk["metadata"]["ranking"], json!("semantic"), "{chunk}");
+    }
+    let best = all
+        .iter()
+        .max_by(|a, b| {
+            let score = |c: &Value| c["relevance_score"].as_f64().unwrap();
+            score(a).total_cmp(&score(b))
+        })
+        .unwrap();
+    let text = best["content"].as_str().unwrap().to_lowercase();
+    assert!(
+        text.contains("checkout") && (text.contains("timeout") || text.contains("times out")),
+        "the best chunk across connectors is about checkout timeouts: {text}"
+    );
+}
+
+/// With the model off, every chunk says it was ranked by its words.
+#[tokio::test]
+async fn without_the_model_every_chunk_is_ranked_by_keywords() {
+    let demo = generous_demo();
+    let answer = demo.query(demo.alice(), &ask(QUESTION)).await;
+    assert_query_answer(&answer, QUESTION, 10);
+    for chunk in chunks(&answer.body) {
+        assert_eq!(chunk["metadata"]["ranking"], json!("keyword"), "{chunk}");
+    }
+}
+
+fn chunks(body: &Value) -> Vec<Value> {
+    body["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|r| r["chunks"].as_array().unwrap().clone())
+        .collect()
 }

@@ -109,13 +109,16 @@ async fn archive(
     answer: &Answer,
 ) -> anyhow::Result<()> {
     let started = std::time::Instant::now();
-    let chunks: Vec<(String, String)> = answer
+    // With the vectors the ranking computed: the archive indexes them at
+    // once instead of embedding the chunks again.
+    type Owned = (String, String, Option<(String, Vec<f32>)>);
+    let chunks: Vec<Owned> = answer
         .results
         .iter()
         .flat_map(|r| {
             r.chunks
                 .iter()
-                .map(|c| (r.connector.clone(), c.content.clone()))
+                .map(|c| (r.connector.clone(), c.content.clone(), c.vector.clone()))
         })
         .collect();
     let (archive, user, query_id, question) = (
@@ -127,7 +130,13 @@ async fn archive(
     tokio::task::spawn_blocking(move || {
         let chunks: Vec<ArchivedChunk<'_>> = chunks
             .iter()
-            .map(|(connector, content)| ArchivedChunk { connector, content })
+            .map(|(connector, content, vector)| ArchivedChunk {
+                connector,
+                content,
+                vector: vector
+                    .as_ref()
+                    .map(|(model, v)| (model.as_str(), v.as_slice())),
+            })
             .collect();
         archive.record(&user, &query_id, &question, &chunks)
     })

@@ -3,13 +3,19 @@
 //!
 //! Writing is cheap and happens before a query's response is sent: each
 //! returned chunk becomes a sealed entry, the query a sealed history record,
-//! in one redb commit. Vectors come after: the indexer embeds pending
-//! entries in the background, in small batches that yield to live queries
-//! (they share one embedding slot), stores each vector in its entry, and
-//! adds it to the user's in-memory usearch index, which is written back
-//! sealed from time to time and at shutdown. A deep search first indexes
-//! whatever of that user is still pending, so a user always finds what
-//! they archived, however busy the indexer is.
+//! in one redb commit. A chunk the live ranking embedded comes with its
+//! vector: it is stored in the entry and added to the user's in-memory
+//! usearch index at once, so nothing is embedded twice. The others (ranked
+//! by keywords because the model did not reach them in time) are queued:
+//! the indexer embeds them in the background, behind live work on the
+//! shared embedding scheduler. The index is written back sealed from time
+//! to time and at shutdown.
+//!
+//! A deep search never waits for the indexer: it answers from the index
+//! plus an exact scan of the user's few entries still queued (embedded with
+//! the search term, in one live job). Only a user with a large backlog
+//! (more than [`EXACT_SCAN_LIMIT`] queued) waits for it to be indexed, so
+//! that a user always finds what they archived.
 //!
 //! Entries are the truth; the stored index is a cache of them: one missing,
 //! stale or built by another embedder is rebuilt from the entries.
@@ -23,24 +29,25 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use redb::{ReadableDatabase, ReadableTable, WriteTransaction};
-use tokio::sync::Semaphore;
 
 use self::entries::{
     ENTRIES, HISTORY, INDEX_SEGMENTS, PENDING, history_record_id, read_head, write_head,
 };
 pub use self::entries::{Entry, HistoryRecord};
 pub use self::index::{Hit, UserIndex};
-use crate::rank::Embedder;
+use crate::rank::embed::cosine;
+use crate::rank::{Priority, Scheduler};
 use crate::store::Store;
 
 /// The serialized index is sealed in pieces of this size: redb values stay
 /// small and a large index never needs one contiguous ciphertext.
 const SEGMENT_BYTES: usize = 16 << 20;
-/// The indexer embeds this many passages per turn of the embedding slot:
-/// small enough that a live query waiting for the slot is not held long.
-const EMBED_BATCH: usize = 8;
-/// Pending entries read per transaction.
-const PENDING_BATCH: usize = 512;
+/// The indexer hands the scheduler this many passages at a time, so that
+/// a batch's vectors are stored before the next is embedded.
+const EMBED_BATCH: usize = 64;
+/// A deep search embeds up to this many queued entries itself; beyond it,
+/// it waits for the indexer.
+pub const EXACT_SCAN_LIMIT: usize = 64;
 /// The stored index is rewritten once this many vectors (or a tenth of the
 /// index, when smaller) were added since: the entries hold every vector, so
 /// a crash in between loses nothing; the next load adds the rest.
@@ -48,10 +55,12 @@ const SAVE_AFTER: usize = 1024;
 /// Loaded indexes kept in memory (the least recently used saved ones go).
 const MAX_LOADED: usize = 256;
 
-/// A chunk to archive: which connector found it, and its text.
+/// A chunk to archive: which connector found it, its text, and its vector
+/// when the live ranking embedded it (the embedder's name and the vector).
 pub struct ArchivedChunk<'a> {
     pub connector: &'a str,
     pub content: &'a str,
+    pub vector: Option<(&'a str, &'a [f32])>,
 }
 
 /// An archived chunk that matched a deep search.
@@ -69,41 +78,38 @@ pub struct DeepSearchOutcome {
 
 pub struct Archive {
     store: Arc<Store>,
-    embedder: Arc<dyn Embedder>,
-    embed_slot: Arc<Semaphore>,
+    /// The shared embedding queue: the archive's backlog runs at
+    /// background priority, behind live queries.
+    embedder: Scheduler,
     loaded: Mutex<HashMap<String, Arc<Slot>>>,
     wake: tokio::sync::Notify,
 }
 
-/// One user's index and the lock that makes one task at a time index for
-/// that user.
+/// One user's index, and the locks that make one task at a time load it
+/// and index for that user.
 #[derive(Default)]
 struct Slot {
+    loading: tokio::sync::Mutex<()>,
     indexing: tokio::sync::Mutex<()>,
     index: Mutex<Option<UserIndex>>,
     last_used: Mutex<Option<std::time::Instant>>,
 }
 
 impl Archive {
-    pub fn open(
-        store: Arc<Store>,
-        embedder: Arc<dyn Embedder>,
-        embed_slot: Arc<Semaphore>,
-    ) -> Result<Archive> {
+    pub fn open(store: Arc<Store>, embedder: Scheduler) -> Result<Archive> {
         let txn = store.db().begin_write()?;
         entries::create_tables(&txn)?;
         txn.commit()?;
         Ok(Archive {
             store,
             embedder,
-            embed_slot,
             loaded: Mutex::default(),
             wake: tokio::sync::Notify::new(),
         })
     }
 
     pub fn embedder_name(&self) -> &str {
-        self.embedder.name()
+        self.embedder.model_name()
     }
 
     /// Archives one answered query: its chunks and the query itself, in one
@@ -126,10 +132,11 @@ impl Archive {
         // order is time order (a clock step back must not break ranges).
         let queried_at_ms = now_ms().max(head.last_queried_at_ms);
         let first_seq = head.next_seq;
+        let vectors: Vec<Option<&[f32]>> = chunks.iter().map(|c| self.usable(c.vector)).collect();
         {
             let mut table = txn.open_table(ENTRIES)?;
             let mut pending = txn.open_table(PENDING)?;
-            for (offset, chunk) in chunks.iter().enumerate() {
+            for (offset, (chunk, vector)) in chunks.iter().zip(&vectors).enumerate() {
                 let seq = first_seq + offset as u64;
                 let entry = Entry {
                     query_id: query_id.to_string(),
@@ -137,10 +144,12 @@ impl Archive {
                     connector: chunk.connector.to_string(),
                     content: chunk.content.to_string(),
                     queried_at_ms,
-                    vector: None,
+                    vector: vector.map(|v| (self.embedder_name().to_string(), v.to_vec())),
                 };
                 table.insert((user_id, seq), entry.seal(&key, user_id, seq)?.as_slice())?;
-                pending.insert((user_id, seq), ())?;
+                if vector.is_none() {
+                    pending.insert((user_id, seq), ())?;
+                }
             }
         }
         let mut connectors: Vec<String> = chunks.iter().map(|c| c.connector.to_string()).collect();
@@ -165,15 +174,48 @@ impl Archive {
         head.last_queried_at_ms = queried_at_ms;
         write_head(&txn, user_id, &head)?;
         txn.commit()?;
-        if let Some(slot) = self.loaded_slot(user_id)
-            && let Some(index) = slot.index.lock().expect("index lock").as_mut()
-        {
-            for seq in first_seq..head.next_seq {
-                index.set_time(seq, queried_at_ms);
+        // A loaded index takes the new entries now (one not loaded catches
+        // up with the entries when it is).
+        if let Some(slot) = self.loaded_slot(user_id) {
+            self.add_recorded(&slot, first_seq, queried_at_ms, &vectors);
+            self.save_if_due(user_id, &slot)?;
+        }
+        if vectors.iter().any(Option::is_none) {
+            self.wake.notify_one();
+        }
+        Ok(chunks.len() as u64)
+    }
+
+    /// A vector the ranking computed, if it is in this archive's space.
+    fn usable<'a>(&self, vector: Option<(&str, &'a [f32])>) -> Option<&'a [f32]> {
+        vector
+            .filter(|(name, v)| {
+                *name == self.embedder_name() && v.len() == self.embedder.dimensions()
+            })
+            .map(|(_, v)| v)
+    }
+
+    fn add_recorded(
+        &self,
+        slot: &Slot,
+        first_seq: u64,
+        queried_at_ms: i64,
+        vectors: &[Option<&[f32]>],
+    ) {
+        let mut guard = slot.index.lock().expect("index lock");
+        let Some(index) = guard.as_mut() else {
+            return;
+        };
+        for (offset, vector) in vectors.iter().enumerate() {
+            let seq = first_seq + offset as u64;
+            index.set_time(seq, queried_at_ms);
+            if let Some(vector) = vector
+                && let Err(error) = index.add(seq, vector)
+            {
+                // The entry holds the vector: the next load adds it.
+                tracing::warn!(error = format!("{error:#}"), "adding to the archive index");
             }
         }
-        self.wake.notify_one();
-        Ok(chunks.len() as u64)
     }
 
     /// The archived chunks of `user_id` most similar to `term`, within
@@ -187,19 +229,55 @@ impl Archive {
         max_results: usize,
     ) -> Result<DeepSearchOutcome> {
         let slot = self.slot(user_id);
-        {
+        self.load(user_id, &slot).await?;
+        let mut queued = self.pending_batch(user_id, EXACT_SCAN_LIMIT + 1)?;
+        if queued.len() > EXACT_SCAN_LIMIT {
+            // A backlog: wait for it to be indexed rather than miss it.
             let _indexing = slot.indexing.lock().await;
-            self.load(user_id, &slot).await?;
             self.index_pending(user_id, &slot).await?;
+            queued.clear();
         }
-        let vector = self.embed(vec![term.to_string()]).await?.remove(0);
-        let (hits, total_matches) = {
+        queued.retain(|(_, entry)| within(entry.queried_at_ms, from_ms, to_ms));
+        // The term and the queued entries, in one live job.
+        let mut texts = vec![term.to_string()];
+        texts.extend(queued.iter().map(|(_, entry)| entry.content.clone()));
+        let mut vectors = self.embedder.embed_all(&texts, Priority::Live).await?;
+        let vector = vectors.remove(0);
+        let (mut hits, total_matches) = {
             let guard = slot.index.lock().expect("index lock");
             let index = guard.as_ref().context("the index was unloaded")?;
             let window = index.window(from_ms, to_ms);
             let total = window.end - window.start;
             (index.search(&vector, window, max_results)?, total)
         };
+        let mut scanned = Vec::with_capacity(queued.len());
+        for ((seq, mut entry), found) in queued.into_iter().zip(vectors) {
+            hits.retain(|hit| hit.seq != seq);
+            hits.push(Hit {
+                seq,
+                similarity: cosine(&vector, &found),
+            });
+            entry.vector = Some((self.embedder_name().to_string(), found));
+            scanned.push((seq, entry));
+        }
+        hits.sort_by(|a, b| {
+            b.similarity
+                .total_cmp(&a.similarity)
+                .then(b.seq.cmp(&a.seq))
+        });
+        hits.truncate(max_results);
+        if !scanned.is_empty() {
+            // Embedded once: the indexer need not do them again.
+            self.index_embedded(user_id, &slot, &scanned)?;
+        }
+        Ok(DeepSearchOutcome {
+            found: self.open_hits(user_id, &hits)?,
+            total_matches,
+        })
+    }
+
+    /// The entries of `hits`, without their vectors.
+    fn open_hits(&self, user_id: &str, hits: &[Hit]) -> Result<Vec<Found>> {
         let key = self.store.data_key(user_id)?;
         let txn = self.store.db().begin_read()?;
         let table = txn.open_table(ENTRIES)?;
@@ -215,10 +293,7 @@ impl Archive {
                 similarity: hit.similarity,
             });
         }
-        Ok(DeepSearchOutcome {
-            found,
-            total_matches,
-        })
+        Ok(found)
     }
 
     /// Runs the indexer until the process ends: it wakes when a query is
@@ -245,7 +320,7 @@ impl Archive {
             let _indexing = slot.indexing.lock().await;
             self.load(&user_id, &slot).await?;
             self.index_pending(&user_id, &slot).await?;
-            self.save_if_due(&user_id, &slot).await?;
+            self.save_if_due(&user_id, &slot)?;
         }
         Ok(())
     }
@@ -268,36 +343,43 @@ impl Archive {
     /// to the loaded index. The caller holds the slot's indexing lock.
     async fn index_pending(&self, user_id: &str, slot: &Arc<Slot>) -> Result<()> {
         loop {
-            let mut batch = self.pending_batch(user_id)?;
+            let mut batch = self.pending_batch(user_id, EMBED_BATCH)?;
             if batch.is_empty() {
                 return Ok(());
             }
-            // Embedded a few at a time (live queries get the slot between
-            // turns), stored in one commit.
-            for part in batch.chunks_mut(EMBED_BATCH) {
-                let texts = part.iter().map(|(_, e)| e.content.clone()).collect();
-                let vectors = self.embed(texts).await?;
-                for ((_, entry), vector) in part.iter_mut().zip(vectors) {
-                    entry.vector = Some((self.embedder.name().to_string(), vector));
-                }
+            // The scheduler serves live queries first; the batch's vectors
+            // are stored in one commit.
+            let texts = batch.iter().map(|(_, e)| e.content.clone()).collect();
+            let vectors = self.embed(texts).await?;
+            for ((_, entry), vector) in batch.iter_mut().zip(vectors) {
+                entry.vector = Some((self.embedder_name().to_string(), vector));
             }
-            let stored = self.store_vectors(user_id, &batch)?;
-            let mut guard = slot.index.lock().expect("index lock");
-            if let Some(index) = guard.as_mut() {
-                for (seq, entry) in batch
-                    .iter()
-                    .filter(|(seq, _)| stored.binary_search(seq).is_ok())
-                {
-                    index.set_time(*seq, entry.queried_at_ms);
-                    if let Some((_, vector)) = &entry.vector {
-                        index.add(*seq, vector)?;
-                    }
-                }
-            }
+            self.index_embedded(user_id, slot, &batch)?;
         }
     }
 
-    fn pending_batch(&self, user_id: &str) -> Result<Vec<(u64, Entry)>> {
+    /// Stores the vectors of queued entries and adds them to the loaded
+    /// index (those a deletion or another task took off the queue
+    /// meanwhile are skipped).
+    fn index_embedded(&self, user_id: &str, slot: &Slot, embedded: &[(u64, Entry)]) -> Result<()> {
+        let stored = self.store_vectors(user_id, embedded)?;
+        let mut guard = slot.index.lock().expect("index lock");
+        if let Some(index) = guard.as_mut() {
+            for (seq, entry) in embedded
+                .iter()
+                .filter(|(seq, _)| stored.binary_search(seq).is_ok())
+            {
+                index.set_time(*seq, entry.queried_at_ms);
+                if let Some((_, vector)) = &entry.vector {
+                    index.add(*seq, vector)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Up to `limit` of the user's queued entries, oldest first.
+    fn pending_batch(&self, user_id: &str, limit: usize) -> Result<Vec<(u64, Entry)>> {
         let key = self.store.data_key(user_id)?;
         let txn = self.store.db().begin_read()?;
         let pending = txn.open_table(PENDING)?;
@@ -305,7 +387,7 @@ impl Archive {
         let mut out = Vec::new();
         for row in pending
             .range((user_id, 0u64)..=(user_id, u64::MAX))?
-            .take(PENDING_BATCH)
+            .take(limit)
         {
             let (k, _) = row?;
             let seq = k.value().1;
@@ -337,15 +419,9 @@ impl Archive {
         Ok(stored)
     }
 
-    /// Embeds off the async workers, taking turns with live queries.
+    /// Embeds the backlog with the archive's embedder, behind live work.
     async fn embed(&self, texts: Vec<String>) -> Result<Vec<Vec<f32>>> {
-        let _turn = self.embed_slot.acquire().await?;
-        let embedder = self.embedder.clone();
-        tokio::task::spawn_blocking(move || {
-            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-            embedder.embed(&refs)
-        })
-        .await?
+        self.embedder.embed_all(&texts, Priority::Background).await
     }
 
     fn slot(&self, user_id: &str) -> Arc<Slot> {
@@ -370,20 +446,24 @@ impl Archive {
     /// built by this embedder, else a new one; then catches up with entries
     /// archived since it was stored.
     async fn load(&self, user_id: &str, slot: &Arc<Slot>) -> Result<()> {
+        let _loading = slot.loading.lock().await;
         if slot.index.lock().expect("index lock").is_some() {
             return Ok(());
         }
         let store = self.store.clone();
-        let (name, dimensions) = (self.embedder.name().to_string(), self.embedder.dimensions());
-        let user = user_id.to_string();
-        let index =
-            tokio::task::spawn_blocking(move || load_index(&store, &user, &name, dimensions))
-                .await??;
-        *slot.index.lock().expect("index lock") = Some(index);
-        Ok(())
+        let (name, dimensions) = (self.embedder_name().to_string(), self.embedder.dimensions());
+        let (user, slot) = (user_id.to_string(), slot.clone());
+        tokio::task::spawn_blocking(move || {
+            let index = stored_index(&store, &user, &name, dimensions)?;
+            // Caught up under the index lock: an entry recorded meanwhile
+            // is either in this read or added by `record` once it is done.
+            let mut guard = slot.index.lock().expect("index lock");
+            catch_up_with(&store, &user, guard.insert(index))
+        })
+        .await?
     }
 
-    async fn save_if_due(&self, user_id: &str, slot: &Arc<Slot>) -> Result<()> {
+    fn save_if_due(&self, user_id: &str, slot: &Slot) -> Result<()> {
         let due = slot
             .index
             .lock()
@@ -536,8 +616,9 @@ fn evict_one(loaded: &mut HashMap<String, Arc<Slot>>) {
     }
 }
 
-/// The stored index (if it fits the embedder) caught up with the entries.
-fn load_index(
+/// The stored index, if there is one and it fits the embedder; else a new
+/// one.
+fn stored_index(
     store: &Store,
     user_id: &str,
     embedder: &str,
@@ -549,44 +630,55 @@ fn load_index(
         Some(bytes) => serde_json::from_slice(bytes.value())?,
         None => return UserIndex::new(embedder, dimensions),
     };
-    let stored = if head.index_segments > 0 {
-        let table = txn.open_table(INDEX_SEGMENTS)?;
-        let mut bytes = Vec::new();
-        for n in 0..head.index_segments {
-            let sealed = table
-                .get((user_id, n))?
-                .with_context(|| format!("index segment {n} is missing"))?;
-            bytes.extend(key.decrypt(
-                user_id,
-                &segment_record_id(head.index_generation, n),
-                sealed.value(),
-            )?);
+    if head.index_segments == 0 {
+        return UserIndex::new(embedder, dimensions);
+    }
+    let table = txn.open_table(INDEX_SEGMENTS)?;
+    let mut bytes = Vec::new();
+    for n in 0..head.index_segments {
+        let sealed = table
+            .get((user_id, n))?
+            .with_context(|| format!("index segment {n} is missing"))?;
+        bytes.extend(key.decrypt(
+            user_id,
+            &segment_record_id(head.index_generation, n),
+            sealed.value(),
+        )?);
+    }
+    match UserIndex::deserialize(&bytes) {
+        Ok(index) if index.embedder() == embedder => Ok(index),
+        Ok(_) => UserIndex::new(embedder, dimensions),
+        Err(error) => {
+            tracing::warn!(
+                user = user_id,
+                error = format!("{error:#}"),
+                "stored index unreadable; rebuilding"
+            );
+            UserIndex::new(embedder, dimensions)
         }
-        match UserIndex::deserialize(&bytes) {
-            Ok(index) if index.embedder() == embedder => Some(index),
-            Ok(_) => None,
-            Err(error) => {
-                tracing::warn!(
-                    user = user_id,
-                    error = format!("{error:#}"),
-                    "stored index unreadable; rebuilding"
-                );
-                None
-            }
-        }
-    } else {
-        None
+    }
+}
+
+/// Brings `index` up to date with the user's entries; entries whose vector
+/// another embedder made are queued again.
+fn catch_up_with(store: &Store, user_id: &str, index: &mut UserIndex) -> Result<()> {
+    let key = store.data_key(user_id)?;
+    let txn = store.db().begin_read()?;
+    let head: entries::Head = match txn.open_table(entries::HEADS)?.get(user_id)? {
+        Some(bytes) => serde_json::from_slice(bytes.value())?,
+        None => return Ok(()),
     };
-    let mut index = match stored {
-        Some(index) => index,
-        None => UserIndex::new(embedder, dimensions)?,
-    };
-    let stale = catch_up(&txn, &key, user_id, &head, &mut index)?;
+    let stale = catch_up(&txn, &key, user_id, &head, index)?;
     drop(txn);
     if !stale.is_empty() {
         requeue(store, user_id, &stale)?;
     }
-    Ok(index)
+    Ok(())
+}
+
+/// Whether `at` is within `[from, to]` (inclusive; `None` is open).
+fn within(at: i64, from: Option<i64>, to: Option<i64>) -> bool {
+    from.is_none_or(|from| at >= from) && to.is_none_or(|to| at <= to)
 }
 
 /// Adds entries the index does not hold yet: those archived after it was
@@ -649,15 +741,15 @@ fn now_ms() -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rank::Embedder;
     use crate::rank::embed::HashedWords;
 
     fn archive(store: Arc<Store>) -> Archive {
-        Archive::open(
-            store,
-            Arc::new(HashedWords::new(64)),
-            Arc::new(Semaphore::new(1)),
-        )
-        .unwrap()
+        Archive::open(store, scheduler(Arc::new(HashedWords::new(64)))).unwrap()
+    }
+
+    fn scheduler(embedder: Arc<dyn Embedder>) -> Scheduler {
+        Scheduler::start(embedder, None, 1, 16)
     }
 
     #[tokio::test]
@@ -670,10 +762,12 @@ mod tests {
             ArchivedChunk {
                 connector: "github",
                 content: "checkout times out under load\n\"quoted\"",
+                vector: None,
             },
             ArchivedChunk {
                 connector: "slack",
                 content: "lunch menu for friday",
+                vector: None,
             },
         ];
         assert_eq!(
@@ -701,6 +795,7 @@ mod tests {
                 &[ArchivedChunk {
                     connector: "notion",
                     content: "friday menu: soup",
+                    vector: None,
                 }],
             )
             .unwrap();
@@ -723,6 +818,93 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn vectors_from_the_ranking_are_indexed_without_embedding_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Arc::new(Store::open(dir.path(), None).unwrap());
+        let user = store.create_user("a@b.c").unwrap();
+        let archive = archive(store.clone());
+        let model = HashedWords::new(64);
+        let text = "quarterly revenue forecast";
+        let vector = model.embed(&[text]).unwrap().remove(0);
+        let name = archive.embedder_name().to_string();
+        archive.preload(&user.id).await.unwrap();
+        let chunks = [
+            ArchivedChunk {
+                connector: "notion",
+                content: text,
+                vector: Some((&name, &vector)),
+            },
+            // Another embedder's vector is not this archive's: queued.
+            ArchivedChunk {
+                connector: "slack",
+                content: "standup notes",
+                vector: Some(("another-model", &vector)),
+            },
+        ];
+        archive
+            .record(&user.id, "qry_1", "revenue", &chunks)
+            .unwrap();
+        let queued: Vec<u64> = archive
+            .pending_batch(&user.id, 10)
+            .unwrap()
+            .into_iter()
+            .map(|(seq, _)| seq)
+            .collect();
+        assert_eq!(queued, [1], "only the chunk without a usable vector waits");
+        assert!(
+            archive
+                .loaded_slot(&user.id)
+                .unwrap()
+                .index
+                .lock()
+                .unwrap()
+                .as_ref()
+                .unwrap()
+                .contains(0)
+        );
+
+        // The deep search scans the queued entry itself (no indexer runs
+        // here) and stores its vector, so the indexer has nothing left.
+        let outcome = archive
+            .search(&user.id, "standup notes", None, None, 5)
+            .await
+            .unwrap();
+        assert_eq!(outcome.found[0].entry.content, "standup notes");
+        assert_eq!(outcome.total_matches, 2);
+        assert!(archive.pending_batch(&user.id, 10).unwrap().is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_backlog_larger_than_the_exact_scan_is_indexed_before_searching() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Arc::new(Store::open(dir.path(), None).unwrap());
+        let user = store.create_user("a@b.c").unwrap();
+        let archive = archive(store.clone());
+        let texts: Vec<String> = (0..EXACT_SCAN_LIMIT + 10)
+            .map(|n| format!("filler record number {n}"))
+            .chain(["the rollout checklist for payments".to_string()])
+            .collect();
+        let chunks: Vec<ArchivedChunk<'_>> = texts
+            .iter()
+            .map(|t| ArchivedChunk {
+                connector: "jira",
+                content: t,
+                vector: None,
+            })
+            .collect();
+        archive.record(&user.id, "qry_1", "q", &chunks).unwrap();
+        let outcome = archive
+            .search(&user.id, "payments rollout checklist", None, None, 3)
+            .await
+            .unwrap();
+        assert_eq!(
+            outcome.found[0].entry.content,
+            "the rollout checklist for payments"
+        );
+        assert_eq!(outcome.total_matches, texts.len() as u64);
+    }
+
+    #[tokio::test]
     async fn an_index_made_by_another_embedder_is_rebuilt() {
         let dir = tempfile::tempdir().unwrap();
         let store = Arc::new(Store::open(dir.path(), None).unwrap());
@@ -736,6 +918,7 @@ mod tests {
                 &[ArchivedChunk {
                     connector: "jira",
                     content: "database migration plan",
+                    vector: None,
                 }],
             )
             .unwrap();
@@ -754,12 +937,8 @@ mod tests {
                 self.0.embed(texts)
             }
         }
-        let renamed = Archive::open(
-            store,
-            Arc::new(Renamed(HashedWords::new(32))),
-            Arc::new(Semaphore::new(1)),
-        )
-        .unwrap();
+        let renamed =
+            Archive::open(store, scheduler(Arc::new(Renamed(HashedWords::new(32))))).unwrap();
         let outcome = renamed
             .search(&user.id, "migration", None, None, 5)
             .await

@@ -168,6 +168,18 @@ impl Bm25 {
         self.query(query_terms, phrases).score(passage_index)
     }
 
+    /// The positions of the `k` passages that score highest (and above 0),
+    /// best first, ties by position: a keyword search engine's top `k`.
+    pub fn top(&self, query_terms: &[String], phrases: &[String], k: usize) -> Vec<usize> {
+        let query = self.query(query_terms, phrases);
+        let mut hits: Vec<(usize, f32)> = (0..self.len())
+            .map(|i| (i, query.score(i)))
+            .filter(|(_, score)| *score > 0.0)
+            .collect();
+        hits.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        hits.into_iter().take(k).map(|(i, _)| i).collect()
+    }
+
     /// Maps a raw score to [0, 1] so that it means the same across queries
     /// and corpora: `1 - exp(-raw / S)`, where `S` is the sum of the idf of
     /// the distinct query tokens. A passage of average length that holds

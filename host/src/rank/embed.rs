@@ -25,6 +25,11 @@ pub trait Embedder: Send + Sync {
     fn name(&self) -> &str;
     fn dimensions(&self) -> usize;
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>>;
+    /// The vector of `text` if it is at hand without computing it (a cache
+    /// hit): the scheduler answers such texts at once.
+    fn cached(&self, _text: &str) -> Option<Vec<f32>> {
+        None
+    }
 }
 
 /// The folder `tools/fetch-model` fills.
@@ -38,13 +43,19 @@ pub struct MiniLm {
     dimensions: usize,
 }
 
-/// Texts are cut at this many tokens: the length all-MiniLM-L6-v2 was
-/// trained with. Its configuration allows 256, but the cost grows faster
-/// than the length, and passages are chunked to fit.
+/// Texts are cut at this many tokens by default: the length
+/// all-MiniLM-L6-v2 was trained with. Its configuration allows 256, but the
+/// cost grows with the length, and passages are chunked to fit.
 pub const MAX_TOKENS: usize = 128;
 
 impl MiniLm {
     pub fn load(dir: &Path) -> Result<MiniLm> {
+        MiniLm::load_with(dir, MAX_TOKENS)
+    }
+
+    /// Loads the model cutting texts at `max_tokens` (at most the model's
+    /// 512): the cost of a passage is about proportional to its tokens.
+    pub fn load_with(dir: &Path, max_tokens: usize) -> Result<MiniLm> {
         let weights = dir.join("model.safetensors");
         if !weights.exists() {
             bail!(
@@ -66,7 +77,7 @@ impl MiniLm {
         }));
         tokenizer
             .with_truncation(Some(TruncationParams {
-                max_length: MAX_TOKENS,
+                max_length: max_tokens.clamp(8, 512),
                 ..TruncationParams::default()
             }))
             .map_err(|e| anyhow::anyhow!("tokenizer truncation: {e}"))?;
@@ -167,6 +178,15 @@ impl<E: Embedder> Embedder for Cached<E> {
         self.inner.dimensions()
     }
 
+    fn cached(&self, text: &str) -> Option<Vec<f32>> {
+        let key: [u8; 32] = Sha256::digest(text.as_bytes()).into();
+        self.vectors
+            .lock()
+            .expect("embedding cache")
+            .get(&key)
+            .cloned()
+    }
+
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
         let keys: Vec<[u8; 32]> = texts
             .iter()
@@ -221,11 +241,17 @@ impl HashedWords {
             let sign = if hash[8] & 1 == 0 { 1.0 } else { -1.0 };
             vector[(slot % self.dimensions as u64) as usize] += sign;
         }
-        let norm = vector.iter().map(|x| x * x).sum::<f32>().sqrt();
-        if norm > 0.0 {
-            vector.iter_mut().for_each(|x| *x /= norm);
-        }
+        normalize(&mut vector);
         vector
+    }
+}
+
+/// Scales `vector` to unit length (a zero vector stays zero), so that a dot
+/// product is a cosine.
+pub fn normalize(vector: &mut [f32]) {
+    let norm = vector.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm > 0.0 {
+        vector.iter_mut().for_each(|x| *x /= norm);
     }
 }
 

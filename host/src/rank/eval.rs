@@ -15,25 +15,56 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use serde::Deserialize;
 
-use super::{Bm25, Candidate, Embedder, Semantic, plan, rank};
+use super::{Bm25, Candidate, Embedder, QueryPlan, Semantic, plan, rank};
 
 /// How many candidates the simulated upstream search returns.
 pub const CANDIDATES: usize = 100;
 
 #[derive(Deserialize)]
-struct CorpusLine {
+pub struct CorpusLine {
     #[serde(rename = "_id")]
-    id: String,
+    pub id: String,
     #[serde(default)]
-    title: String,
-    text: String,
+    pub title: String,
+    pub text: String,
 }
 
 #[derive(Deserialize)]
-struct QueryLine {
+pub struct QueryLine {
     #[serde(rename = "_id")]
-    id: String,
-    text: String,
+    pub id: String,
+    pub text: String,
+}
+
+/// A BEIR-format folder, read.
+pub struct Beir {
+    pub corpus: Vec<CorpusLine>,
+    pub queries: Vec<QueryLine>,
+    /// Query id → document id → grade.
+    pub qrels: HashMap<String, HashMap<String, u32>>,
+}
+
+impl Beir {
+    pub fn load(dir: &Path) -> Result<Beir> {
+        Ok(Beir {
+            corpus: read_jsonl(&dir.join("corpus.jsonl"))?,
+            queries: read_jsonl(&dir.join("queries.jsonl"))?,
+            qrels: read_qrels(&dir.join("qrels/test.tsv"))?,
+        })
+    }
+
+    /// The queries that have judgements, in file order.
+    pub fn judged(&self) -> Vec<&QueryLine> {
+        self.queries
+            .iter()
+            .filter(|q| self.qrels.contains_key(&q.id))
+            .collect()
+    }
+
+    /// A document as a keyword search indexes it: title and text.
+    pub fn document_text(&self, index: usize) -> String {
+        format!("{}\n{}", self.corpus[index].title, self.corpus[index].text)
+    }
 }
 
 /// The figures one evaluation prints.
@@ -45,6 +76,24 @@ pub struct Report {
     pub mean_ranking: Duration,
 }
 
+/// The simulated upstream: for each judged query, the BM25 top
+/// [`CANDIDATES`] over the whole corpus, as (corpus index) lists.
+fn upstream_candidates(beir: &Beir) -> Vec<(&QueryLine, QueryPlan, Vec<usize>)> {
+    let texts: Vec<String> = (0..beir.corpus.len())
+        .map(|i| beir.document_text(i))
+        .collect();
+    let upstream = Bm25::new(texts.iter().map(String::as_str));
+    let now = crate::store::now();
+    beir.judged()
+        .into_iter()
+        .map(|query| {
+            let plan = plan(&query.text, now);
+            let hits = upstream.top(&plan.terms, &plan.phrases, CANDIDATES);
+            (query, plan, hits)
+        })
+        .collect()
+}
+
 /// Evaluates with `weight` as the semantic weight of the fusion.
 pub fn evaluate(
     dir: &Path,
@@ -52,67 +101,113 @@ pub fn evaluate(
     budget: usize,
     weight: f32,
 ) -> Result<Report> {
-    let corpus: Vec<CorpusLine> = read_jsonl(&dir.join("corpus.jsonl"))?;
-    let queries: Vec<QueryLine> = read_jsonl(&dir.join("queries.jsonl"))?;
-    let qrels = read_qrels(&dir.join("qrels/test.tsv"))?;
-    let texts: Vec<String> = corpus
-        .iter()
-        .map(|d| format!("{}\n{}", d.title, d.text))
-        .collect();
-    let upstream = Bm25::new(texts.iter().map(String::as_str));
-    let now = crate::store::now();
+    let beir = Beir::load(dir)?;
     let (mut ndcg, mut recall, mut times) = (0.0, 0.0, Vec::new());
-    let judged: Vec<&QueryLine> = queries
-        .iter()
-        .filter(|q| qrels.contains_key(&q.id))
-        .collect();
-    for query in &judged {
-        let plan = plan(&query.text, now);
-        let scoring = upstream.query(&plan.terms, &plan.phrases);
-        let mut hits: Vec<(usize, f32)> = (0..corpus.len())
-            .map(|i| (i, scoring.score(i)))
-            .filter(|(_, s)| *s > 0.0)
-            .collect();
-        hits.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        hits.truncate(CANDIDATES);
-        let candidates: Vec<Candidate<'_>> = hits
-            .iter()
-            .enumerate()
-            .map(|(position, &(i, _))| Candidate {
-                connector: "corpus",
-                document_index: position,
-                document_id: &corpus[i].id,
-                title: &corpus[i].title,
-                content: &corpus[i].text,
-            })
-            .collect();
+    let asked = upstream_candidates(&beir);
+    for (query, plan, hits) in &asked {
+        let candidates = as_candidates(&beir, hits);
         let started = Instant::now();
         let semantic = match embedder {
             Some(e) => Some(Semantic::new(e, &query.text, budget)?.with_weight(weight)),
             None => None,
         };
-        let ranked = rank(&plan, &candidates, 10, semantic.as_ref())?;
+        let ranked = rank(plan, &candidates, 10, semantic.as_ref())?;
         times.push(started.elapsed());
         let ids: Vec<&str> = ranked
             .iter()
-            .map(|r| corpus[hits[r.document_index].0].id.as_str())
+            .map(|r| beir.corpus[hits[r.document_index]].id.as_str())
             .collect();
-        let judged = &qrels[&query.id];
+        let judged = &beir.qrels[&query.id];
         ndcg += ndcg_at_10(&ids, judged);
         recall += recall_at_10(&ids, judged);
     }
-    let n = judged.len().max(1);
+    let n = asked.len().max(1);
     times.sort();
     Ok(Report {
         ndcg_at_10: ndcg / n as f64,
         recall_at_10: recall / n as f64,
-        queries: judged.len(),
+        queries: asked.len(),
         median_ranking: times.get(times.len() / 2).copied().unwrap_or_default(),
         mean_ranking: times.iter().sum::<Duration>() / n as u32,
     })
 }
 
-fn ndcg_at_10(ranked: &[&str], judged: &HashMap<String, u32>) -> f64 {
+/// Corpus documents as one connector's candidates, in the given order.
+fn as_candidates<'a>(beir: &'a Beir, hits: &[usize]) -> Vec<Candidate<'a>> {
+    hits.iter()
+        .enumerate()
+        .map(|(position, &i)| Candidate {
+            connector: "corpus",
+            document_index: position,
+            document_id: &beir.corpus[i].id,
+            title: &beir.corpus[i].title,
+            content: &beir.corpus[i].text,
+        })
+        .collect()
+}
+
+/// Measures the calibration of [`super::fuse::keyword_on_model_scale`]:
+/// over every candidate passage of every judged query, the mean model
+/// relevance of the passages in each tenth of keyword relevance, at the
+/// knots 0.0, 0.1, …, 1.0 (each knot the mean of the passages around it),
+/// made monotone by pooling adjacent violators.
+pub fn calibrate(dir: &Path, embedder: &dyn Embedder) -> Result<[f32; 11]> {
+    let beir = Beir::load(dir)?;
+    let mut sums = [(0.0f64, 0u64); 11];
+    for (query, plan, hits) in upstream_candidates(&beir) {
+        let candidates = as_candidates(&beir, &hits);
+        let passages = super::passages(&candidates);
+        let lexical = super::lexical_relevance(&plan, &passages);
+        let texts: Vec<&str> = passages.iter().map(|(_, p)| p.text.as_str()).collect();
+        let semantic = Semantic::new(embedder, &query.text, usize::MAX)?;
+        for (similarity, lexical) in semantic.similarities(&texts, &lexical)?.iter().zip(lexical) {
+            let knot = (lexical.clamp(0.0, 1.0) * 10.0).round() as usize;
+            let relevance = super::fuse::semantic_relevance(similarity.unwrap_or_default());
+            sums[knot].0 += f64::from(relevance);
+            sums[knot].1 += 1;
+        }
+    }
+    Ok(monotone_means(&sums))
+}
+
+/// Means of (sum, count) bins, made non-decreasing by pooling adjacent
+/// bins that violate the order (weighted by their counts); empty bins take
+/// their left neighbour's value.
+fn monotone_means(bins: &[(f64, u64); 11]) -> [f32; 11] {
+    // Blocks of (sum, count, bins covered).
+    let mut blocks: Vec<(f64, u64, usize)> = Vec::new();
+    for &(sum, count) in bins {
+        blocks.push((sum, count, 1));
+        while blocks.len() > 1 {
+            let (s2, c2, n2) = blocks[blocks.len() - 1];
+            let (s1, c1, n1) = blocks[blocks.len() - 2];
+            let mean = |s: f64, c: u64| if c == 0 { f64::NAN } else { s / c as f64 };
+            if c2 == 0 || c1 == 0 || mean(s1, c1) <= mean(s2, c2) {
+                break;
+            }
+            blocks.pop();
+            blocks.pop();
+            blocks.push((s1 + s2, c1 + c2, n1 + n2));
+        }
+    }
+    let mut out = [0f32; 11];
+    let (mut at, mut last) = (0, 0.0);
+    for (sum, count, covered) in blocks {
+        let value = if count == 0 {
+            last
+        } else {
+            (sum / count as f64) as f32
+        };
+        for slot in &mut out[at..at + covered] {
+            *slot = value;
+        }
+        at += covered;
+        last = value;
+    }
+    out
+}
+
+pub fn ndcg_at_10(ranked: &[&str], judged: &HashMap<String, u32>) -> f64 {
     let dcg: f64 = ranked
         .iter()
         .take(10)
@@ -134,7 +229,7 @@ fn gain(grade: Option<&u32>) -> f64 {
     grade.map_or(0.0, |&g| f64::from(g))
 }
 
-fn recall_at_10(ranked: &[&str], judged: &HashMap<String, u32>) -> f64 {
+pub fn recall_at_10(ranked: &[&str], judged: &HashMap<String, u32>) -> f64 {
     let relevant = judged.values().filter(|&&g| g > 0).count();
     if relevant == 0 {
         return 0.0;
@@ -188,5 +283,23 @@ mod tests {
         assert_eq!(ndcg_at_10(&["x"], &judged), 0.0);
         assert!(ndcg_at_10(&["b", "a"], &judged) < 1.0);
         assert_eq!(recall_at_10(&["a", "x"], &judged), 0.5);
+    }
+
+    #[test]
+    fn calibration_bins_become_monotone() {
+        let mut bins = [(0.0, 0); 11];
+        bins[0] = (2.0, 10); // 0.2
+        bins[1] = (3.0, 10); // 0.3
+        bins[2] = (1.0, 10); // 0.1: pooled with the one before
+        bins[4] = (5.0, 10); // 0.5, after an empty bin
+        let table = monotone_means(&bins);
+        assert!((table[0] - 0.2).abs() < 1e-6);
+        assert!((table[1] - 0.2).abs() < 1e-6 && (table[2] - 0.2).abs() < 1e-6);
+        assert!(
+            (table[3] - 0.2).abs() < 1e-6,
+            "an empty bin keeps the left value"
+        );
+        assert!((table[4] - 0.5).abs() < 1e-6);
+        assert!(table.windows(2).all(|w| w[0] <= w[1]));
     }
 }

@@ -1,12 +1,18 @@
-//! Fusing keyword and semantic relevance into one score in [0, 1].
+//! One relevance scale for every passage, whatever ranked it.
 //!
 //! BM25 finds the records that use the question's words; the embedding
-//! finds the ones that mean the same thing in other words. Each is mapped
-//! to [0, 1] on a fixed scale (not normalised per query, so that a score
-//! means the same across connectors and queries) and the two are mixed
-//! with a fixed weight, measured on `ir-dbpedia` with `quarry eval-ranking`.
-
-use std::time::{Duration, Instant};
+//! finds the ones that mean the same thing in other words. The model's
+//! cosine is mapped to [0, 1] on a fixed range (not normalised per query,
+//! so that a score means the same across connectors and queries), and
+//! where a passage was embedded its meaning decides ([`SEMANTIC_WEIGHT`]).
+//!
+//! A passage the model did not reach in time is placed on the same scale
+//! by [`keyword_on_model_scale`]: the model relevance that passages with
+//! that keyword relevance have on average, measured on evaluation data
+//! (`quarry eval-ranking DIR --calibrate` prints the table). So an
+//! assistant that merges chunks across connectors by score compares like
+//! with like, and a chunk's score does not depend on whether the model
+//! happened to reach it.
 
 use anyhow::Result;
 
@@ -16,38 +22,56 @@ use super::embed::{Embedder, cosine};
 /// passage. Measured on `ir-dbpedia` (BM25 top-100 re-ranked, nDCG@10):
 /// 0.6 → 0.462, 0.75 → 0.486, 0.85 → 0.487, 0.95 → 0.497, 1.0 → 0.500.
 /// BM25 over only the candidates is a weak signal next to the model, so
-/// where a passage is embedded its meaning decides; BM25 decides which
-/// passages are embedded first, and ranks the ones the budget did not reach.
+/// where a passage is embedded its meaning decides.
 pub const SEMANTIC_WEIGHT: f32 = 1.0;
-/// A passage that was not embedded keeps this share of its keyword
-/// relevance: it ranks among the others by its words, below passages whose
-/// meaning was checked.
-const KEYWORD_ONLY_SHARE: f32 = 0.1;
 /// Cosine similarities of all-MiniLM-L6-v2 between a question and an
 /// unrelated passage sit near 0.05; a passage that answers it, 0.5 to 0.8.
 /// This range maps onto [0, 1].
 const COSINE_FLOOR: f32 = 0.05;
 const COSINE_CEILING: f32 = 0.75;
 
-/// The semantic stage of one query: the embedder and the question's vector.
+/// Keyword relevance → the mean model relevance of passages with that
+/// keyword relevance, at knots 0.0, 0.1, …, 1.0 (linear in between).
+/// Measured on `ir-dbpedia` with `quarry eval-ranking --calibrate` (BM25
+/// top-100 candidates of the 50 judged queries; monotone by pooling).
+const CALIBRATION: [f32; 11] = [
+    0.214, 0.345, 0.345, 0.405, 0.450, 0.469, 0.483, 0.535, 0.679, 0.679, 0.679,
+];
+
+/// The model relevance a passage with keyword relevance `lexical` has on
+/// average: where a passage that was not embedded sits on the model's
+/// scale.
+pub fn keyword_on_model_scale(lexical: f32) -> f32 {
+    let x = lexical.clamp(0.0, 1.0) * 10.0;
+    let low = (x.floor() as usize).min(9);
+    let t = x - low as f32;
+    CALIBRATION[low] * (1.0 - t) + CALIBRATION[low + 1] * t
+}
+
+/// The relevance of an embedded passage: its cosine with the question on
+/// the model's scale, mixed with its keyword relevance by `weight`.
+pub fn fused(cosine: f32, lexical: f32, weight: f32) -> f32 {
+    (weight * semantic_relevance(cosine) + (1.0 - weight) * lexical).clamp(0.0, 1.0)
+}
+
+/// A cosine on the model's scale, in [0, 1].
+pub fn semantic_relevance(cosine: f32) -> f32 {
+    ((cosine - COSINE_FLOOR) / (COSINE_CEILING - COSINE_FLOOR)).clamp(0.0, 1.0)
+}
+
+/// The semantic stage of one offline ranking: the embedder and the
+/// question's vector. (Live queries embed through the
+/// [`super::Scheduler`], which overlaps embedding with the connectors.)
 pub struct Semantic<'a> {
     embedder: &'a dyn Embedder,
     question: Vec<f32>,
-    /// At most this many passages are embedded per query (the best by
-    /// BM25 first); the rest keep their keyword relevance alone. Bounds the
-    /// cost of a query whatever the connectors return.
+    /// At most this many passages are embedded (the best by BM25 first);
+    /// the rest are ranked by their words.
     budget: usize,
-    /// When set, embedding stops once this much time has passed (batches
-    /// already started finish): a live query trades the last, least
-    /// promising passages for latency. Cached passages cost nothing.
-    deadline: Option<Duration>,
     /// Weight of the semantic relevance ([`SEMANTIC_WEIGHT`] unless an
     /// evaluation explores another).
     weight: f32,
 }
-
-/// Passages embedded per step when a deadline applies.
-const STEP: usize = 4;
 
 impl<'a> Semantic<'a> {
     pub fn new(embedder: &'a dyn Embedder, question: &str, budget: usize) -> Result<Semantic<'a>> {
@@ -56,7 +80,6 @@ impl<'a> Semantic<'a> {
             embedder,
             question,
             budget,
-            deadline: None,
             weight: SEMANTIC_WEIGHT,
         })
     }
@@ -67,44 +90,23 @@ impl<'a> Semantic<'a> {
         self
     }
 
-    /// Stops embedding after `deadline` (see the field).
-    pub fn with_deadline(mut self, deadline: Duration) -> Semantic<'a> {
-        self.deadline = Some(deadline);
-        self
+    pub fn weight(&self) -> f32 {
+        self.weight
     }
 
-    /// Fused relevance of each passage, given its lexical relevance.
-    pub fn fuse(&self, passages: &[&str], lexical: &[f32]) -> Result<Vec<f32>> {
+    /// The cosine of each passage with the question, for the `budget`
+    /// passages of highest lexical relevance (`None` for the others).
+    pub fn similarities(&self, passages: &[&str], lexical: &[f32]) -> Result<Vec<Option<f32>>> {
         let mut order: Vec<usize> = (0..passages.len()).collect();
         order.sort_by(|&a, &b| lexical[b].total_cmp(&lexical[a]).then(a.cmp(&b)));
         order.truncate(self.budget);
-        let mut fused: Vec<f32> = lexical
-            .iter()
-            .map(|&l| (1.0 - self.weight).max(KEYWORD_ONLY_SHARE) * l)
-            .collect();
-        let started = Instant::now();
-        let step = if self.deadline.is_some() {
-            STEP
-        } else {
-            order.len().max(1)
-        };
-        for batch in order.chunks(step) {
-            if self.deadline.is_some_and(|d| started.elapsed() >= d) {
-                break;
-            }
-            let texts: Vec<&str> = batch.iter().map(|&i| passages[i]).collect();
-            for (&i, vector) in batch.iter().zip(&self.embedder.embed(&texts)?) {
-                let semantic = semantic_relevance(cosine(&self.question, vector));
-                fused[i] =
-                    (self.weight * semantic + (1.0 - self.weight) * lexical[i]).clamp(0.0, 1.0);
-            }
+        let texts: Vec<&str> = order.iter().map(|&i| passages[i]).collect();
+        let mut similarity = vec![None; passages.len()];
+        for (&i, vector) in order.iter().zip(&self.embedder.embed(&texts)?) {
+            similarity[i] = Some(cosine(&self.question, vector));
         }
-        Ok(fused)
+        Ok(similarity)
     }
-}
-
-fn semantic_relevance(cosine: f32) -> f32 {
-    ((cosine - COSINE_FLOOR) / (COSINE_CEILING - COSINE_FLOOR)).clamp(0.0, 1.0)
 }
 
 #[cfg(test)]
@@ -144,9 +146,15 @@ mod tests {
             ("same meaning", vec![0.8, 0.6]),
         ]);
         let semantic = Semantic::new(&table, "q", 10).unwrap();
-        let fused = semantic
-            .fuse(&["same words", "same meaning"], &[0.6, 0.1])
+        let lexical = [0.6, 0.1];
+        let similarity = semantic
+            .similarities(&["same words", "same meaning"], &lexical)
             .unwrap();
+        let fused: Vec<f32> = similarity
+            .iter()
+            .zip(lexical)
+            .map(|(s, l)| fused(s.unwrap(), l, SEMANTIC_WEIGHT))
+            .collect();
         assert!(fused[1] > fused[0], "{fused:?}");
         assert!(fused.iter().all(|f| (0.0..=1.0).contains(f)));
     }
@@ -156,8 +164,22 @@ mod tests {
         let table = Table(vec![("q", vec![1.0, 0.0]), ("a", vec![1.0, 0.0])]);
         let semantic = Semantic::new(&table, "q", 1).unwrap();
         // "b" is not in the table: it must not be embedded.
-        let fused = semantic.fuse(&["a", "b"], &[0.5, 0.4]).unwrap();
-        assert!(fused[0] > fused[1]);
-        assert!((fused[1] - (1.0 - SEMANTIC_WEIGHT).max(KEYWORD_ONLY_SHARE) * 0.4).abs() < 1e-6);
+        let similarity = semantic.similarities(&["a", "b"], &[0.5, 0.4]).unwrap();
+        assert!(similarity[0].is_some());
+        assert_eq!(similarity[1], None);
+    }
+
+    #[test]
+    fn the_calibration_is_monotone_and_on_the_model_scale() {
+        let mut previous = 0.0;
+        for step in 0..=100 {
+            let value = keyword_on_model_scale(step as f32 / 100.0);
+            assert!((0.0..=1.0).contains(&value));
+            assert!(value >= previous, "at {step}: {value} < {previous}");
+            previous = value;
+        }
+        assert_eq!(keyword_on_model_scale(0.0), CALIBRATION[0]);
+        assert_eq!(keyword_on_model_scale(1.0), CALIBRATION[10]);
+        assert_eq!(keyword_on_model_scale(7.0), CALIBRATION[10]);
     }
 }

@@ -18,6 +18,8 @@ pub mod embed;
 pub mod eval;
 pub mod fuse;
 mod plan;
+pub mod remote;
+pub mod scheduler;
 mod time;
 mod words;
 
@@ -26,6 +28,7 @@ pub use chunk::{Passage, chunk};
 pub use embed::{Embedder, MiniLm};
 pub use fuse::Semantic;
 pub use plan::{QueryPlan, plan};
+pub use scheduler::{Job, Priority, Scheduler};
 
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
@@ -51,79 +54,148 @@ pub struct Ranked {
     pub text: String,
     /// In [0, 1], comparable across connectors and queries.
     pub relevance: f32,
+    pub method: Method,
+    /// The passage's position in the list that was ranked.
+    pub passage: usize,
 }
 
-/// Ranks the passages of `candidates` for `plan`: at most one passage per
-/// record (its best), at most `max_per_connector` per connector, ordered by
-/// relevance, highest first. Ties are broken by connector, then record
-/// position, then passage position, so the same input always gives the
-/// same output.
-///
-/// All passages are scored in one corpus, so that a score from one
-/// connector compares with a score from another. A record that matches no
-/// query term is still returned when its connector has room (the upstream
-/// search found it for a reason: synonyms, fields we do not see), but after
-/// every record that matches.
-///
-/// With `semantic`, passages are also compared with the question by
-/// embedding, and the two relevances are fused (see [`fuse`]); without it
-/// the ranking is BM25 alone.
+/// How a passage's relevance was decided: by the model (its meaning
+/// compared with the question's) or, where the model did not reach it in
+/// time, by its words, placed on the model's scale (see [`fuse`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Method {
+    Semantic,
+    Keyword,
+}
+
+impl Method {
+    /// As the chunk metadata says it (`"ranking"`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Method::Semantic => "semantic",
+            Method::Keyword => "keyword",
+        }
+    }
+}
+
+/// The passages of `candidates`, in candidate order, each with its
+/// connector: what [`rank_passages`] ranks and what gets embedded.
+pub fn passages<'a>(candidates: &[Candidate<'a>]) -> Vec<(&'a str, Passage)> {
+    candidates
+        .iter()
+        .flat_map(|c| {
+            chunk(
+                c.connector,
+                c.document_index,
+                c.document_id,
+                c.title,
+                c.content,
+            )
+            .into_iter()
+            .map(move |passage| (c.connector, passage))
+        })
+        .collect()
+}
+
+/// Ranks the passages of `candidates` for `plan`, embedding them with
+/// `semantic` when given (every passage, no deadline: the offline path of
+/// `quarry eval-ranking`; live queries embed through the scheduler and call
+/// [`rank_passages`]).
 pub fn rank(
     plan: &QueryPlan,
     candidates: &[Candidate<'_>],
     max_per_connector: usize,
     semantic: Option<&Semantic<'_>>,
 ) -> anyhow::Result<Vec<Ranked>> {
-    if max_per_connector == 0 {
-        return Ok(Vec::new());
-    }
-    let passages: Vec<(&str, Passage)> = candidates
-        .iter()
-        .flat_map(|c| {
-            let passages = chunk(
-                c.connector,
-                c.document_index,
-                c.document_id,
-                c.title,
-                c.content,
-            );
-            passages
-                .into_iter()
-                .map(move |passage| (c.connector, passage))
-        })
-        .collect();
-    let bm25 = Bm25::new(passages.iter().map(|(_, passage)| passage.text.as_str()));
-    let query = bm25.query(&scoring_terms(plan), &plan.phrases);
-    let lexical: Vec<f32> = (0..passages.len())
-        .map(|i| query.relevance(query.score(i)))
-        .collect();
-    let relevance = match semantic {
+    let passages = passages(candidates);
+    let similarity = match semantic {
         Some(semantic) => {
             let texts: Vec<&str> = passages.iter().map(|(_, p)| p.text.as_str()).collect();
-            semantic.fuse(&texts, &lexical)?
+            let lexical = lexical_relevance(plan, &passages);
+            Some(semantic.similarities(&texts, &lexical)?)
         }
-        None => lexical,
+        None => None,
     };
+    let weight = semantic.map_or(fuse::SEMANTIC_WEIGHT, Semantic::weight);
+    Ok(rank_passages(
+        plan,
+        &passages,
+        similarity.as_deref(),
+        weight,
+        max_per_connector,
+    ))
+}
+
+/// The keyword relevance of each passage: BM25 over these passages (one
+/// corpus, so that scores compare across connectors), on a fixed scale.
+pub fn lexical_relevance(plan: &QueryPlan, passages: &[(&str, Passage)]) -> Vec<f32> {
+    let bm25 = Bm25::new(passages.iter().map(|(_, passage)| passage.text.as_str()));
+    let query = bm25.query(&scoring_terms(plan), &plan.phrases);
+    (0..passages.len())
+        .map(|i| query.relevance(query.score(i)))
+        .collect()
+}
+
+/// Ranks `passages` for `plan`: at most one passage per record (its best),
+/// at most `max_per_connector` per connector, ordered by relevance, highest
+/// first. Ties are broken by connector, then record position, then passage
+/// position, so the same input always gives the same output.
+///
+/// With the model in use, `similarity[i]` is the cosine between passage
+/// `i` and the question when the model embedded it: its relevance is then
+/// the model's (mixed with its keyword relevance by `semantic_weight`). A
+/// passage the model did not reach is placed on the model's scale by its
+/// keyword relevance, through the calibration in [`fuse`], so that every
+/// score means the same. Without the model (`None`), relevance is BM25's.
+///
+/// A record that matches no query term is still returned when its
+/// connector has room (the upstream search found it for a reason:
+/// synonyms, fields we do not see).
+pub fn rank_passages(
+    plan: &QueryPlan,
+    passages: &[(&str, Passage)],
+    similarity: Option<&[Option<f32>]>,
+    semantic_weight: f32,
+    max_per_connector: usize,
+) -> Vec<Ranked> {
+    if max_per_connector == 0 {
+        return Vec::new();
+    }
+    let lexical = lexical_relevance(plan, passages);
     let scored = passages
         .iter()
-        .zip(relevance)
-        .map(|((connector, passage), relevance)| Scored {
-            connector,
-            passage,
-            relevance,
+        .enumerate()
+        .map(|(i, (connector, passage))| {
+            let (relevance, method) = match similarity.map(|s| s.get(i).copied().flatten()) {
+                Some(Some(cosine)) => (
+                    fuse::fused(cosine, lexical[i], semantic_weight),
+                    Method::Semantic,
+                ),
+                Some(None) => (fuse::keyword_on_model_scale(lexical[i]), Method::Keyword),
+                // No model at all (ranking.semantic = false): BM25's own
+                // scale is the only one.
+                None => (lexical[i], Method::Keyword),
+            };
+            Scored {
+                connector,
+                passage,
+                index: i,
+                relevance,
+                method,
+            }
         });
-    Ok(
-        top_per_connector(best_per_record(scored), max_per_connector)
-            .into_iter()
-            .map(|scored| Ranked {
-                connector: scored.connector.to_string(),
-                document_index: scored.passage.document_index,
-                chunk_id: scored.passage.chunk_id.clone(),
-                text: scored.passage.text.clone(),
-                relevance: scored.relevance,
-            })
-            .collect(),
-    )
+    top_per_connector(best_per_record(scored), max_per_connector)
+        .into_iter()
+        .map(|scored| Ranked {
+            connector: scored.connector.to_string(),
+            document_index: scored.passage.document_index,
+            chunk_id: scored.passage.chunk_id.clone(),
+            text: scored.passage.text.clone(),
+            relevance: scored.relevance,
+            method: scored.method,
+            passage: scored.index,
+        })
+        .collect()
 }
 
 /// The terms to score with: the plan's terms, or, when the user quoted
@@ -140,7 +212,9 @@ fn scoring_terms(plan: &QueryPlan) -> Vec<String> {
 struct Scored<'a> {
     connector: &'a str,
     passage: &'a Passage,
+    index: usize,
     relevance: f32,
+    method: Method,
 }
 
 impl Scored<'_> {

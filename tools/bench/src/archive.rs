@@ -21,7 +21,6 @@ use quarry::rank::Embedder;
 use quarry::rank::embed::HashedWords;
 use quarry::store::Store;
 use serde_json::Value;
-use tokio::sync::Semaphore;
 
 /// Chunks per archived query (five connectors, ten results each).
 const CHUNKS_PER_QUERY: usize = 50;
@@ -48,7 +47,8 @@ async fn one_size(size: usize, passages: &[String], queries: &[String]) -> Resul
     let store = Arc::new(Store::open(dir.path(), None)?);
     let user = store.create_user("bench@acme.test")?;
     let embedder: Arc<dyn Embedder> = Arc::new(HashedWords::new(384));
-    let archive = Archive::open(store.clone(), embedder.clone(), Arc::new(Semaphore::new(1)))?;
+    let scheduler = quarry::rank::Scheduler::start(embedder.clone(), None, 1, 16);
+    let archive = Archive::open(store.clone(), scheduler)?;
 
     // Write: one record() per query, as /v1/query does.
     let mut writes = Vec::new();
@@ -71,6 +71,7 @@ async fn one_size(size: usize, passages: &[String], queries: &[String]) -> Resul
             .map(|t| ArchivedChunk {
                 connector: "github",
                 content: t,
+                vector: None,
             })
             .collect();
         let question = &queries[q % queries.len()];

@@ -4,6 +4,7 @@
 //! cargo run --release -p quarry-bench -- connectors
 //! cargo run --release -p quarry-bench -- api      # needs target/release/quarry
 //! cargo run --release -p quarry-bench -- archive [10000,100000,1000000]
+//! cargo run --release -p quarry-bench -- embedder [--no-quality]
 //! ```
 //!
 //! `connectors`: the cost of one connector call apart from the upstream
@@ -15,6 +16,7 @@ use std::time::{Duration, Instant};
 
 mod api;
 mod archive;
+mod embedder;
 
 use anyhow::{Result, bail};
 use quarry_tests::{Harness, request};
@@ -36,7 +38,21 @@ async fn main() -> Result<()> {
             };
             archive::run(&quarry_tests::repo_root(), &sizes).await
         }
-        other => bail!("unknown benchmark {other:?} (known: connectors, api, archive)"),
+        "embedder" => {
+            let args: Vec<String> = std::env::args().skip(2).collect();
+            let quality = !args.iter().any(|a| a == "--no-quality");
+            match args.iter().position(|a| a == "--variant") {
+                Some(at) => {
+                    let n = args.get(at + 1).and_then(|n| n.parse().ok());
+                    let Some(n) = n else {
+                        bail!("--variant needs a number");
+                    };
+                    embedder::run_variant(&quarry_tests::repo_root(), n, quality).await
+                }
+                None => embedder::run(quality),
+            }
+        }
+        other => bail!("unknown benchmark {other:?} (known: connectors, api, archive, embedder)"),
     }
 }
 
