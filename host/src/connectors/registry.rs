@@ -317,6 +317,16 @@ pub fn inspect(
         .map(Manifest::wit_major)
         .filter(|major| SUPPORTED_WIT_MAJORS.contains(major));
     let mut inspection = runtime.inspect(&wasm, wit_major);
+    if let Some(manifest) = &out.manifest {
+        let minor = super::runtime::imports::minor_problems(
+            &manifest.wit,
+            inspection.imports.iter().map(String::as_str),
+        );
+        if !minor.is_empty() {
+            inspection.problems.extend(minor);
+            inspection.component = None;
+        }
+    }
     let in_wasm = format!("in {}", wasm_path.display());
     out.problems.extend(
         inspection

@@ -114,6 +114,59 @@ impl Upstream {
         }
     }
 
+    /// Sends a batch of independent guest requests concurrently, each under
+    /// exactly what [`Upstream::fetch`] applies, and returns one result per
+    /// request in the order given.
+    ///
+    /// Requests the policy refuses are answered `Denied` on their own and
+    /// cost nothing, as with a single fetch. The admitted ones are counted
+    /// against the call's fetch cap before any of them leaves: if they do
+    /// not all fit in what remains, none is sent and each is answered
+    /// `LimitExceeded` (the batch is refused whole, never cut). At most
+    /// `in_flight` requests (at least one) are outstanding at once.
+    pub async fn fetch_many(
+        &self,
+        call: &mut FetchBudget,
+        requests: Vec<GuestRequest>,
+        in_flight: usize,
+    ) -> Vec<Result<GuestResponse, FetchError>> {
+        use futures::StreamExt;
+
+        let admitted: Vec<Result<Admitted, FetchError>> = requests
+            .into_iter()
+            .map(|request| policy::admit(&call.manifest, request).map_err(FetchError::from))
+            .collect();
+        let wanted = admitted.iter().filter(|a| a.is_ok()).count() as u64;
+        let remaining = u64::from(call.limits.max_fetches.saturating_sub(call.used));
+        if wanted > remaining {
+            let why = format!(
+                "this batch needs {wanted} fetches and the search has {remaining} left of {}; none was sent",
+                call.limits.max_fetches
+            );
+            return admitted
+                .into_iter()
+                .map(|a| match a {
+                    Ok(_) => Err(FetchError::LimitExceeded(why.clone())),
+                    Err(e) => Err(e),
+                })
+                .collect();
+        }
+        call.used += wanted as u32;
+        let call: &FetchBudget = call;
+        let deadline = call.limits.fetch_timeout();
+        futures::stream::iter(admitted)
+            .map(|admitted| async move {
+                let admitted = admitted?;
+                match tokio::time::timeout(deadline, self.follow(call, admitted)).await {
+                    Ok(result) => result,
+                    Err(_) => Err(FetchError::Timeout),
+                }
+            })
+            .buffered(in_flight.max(1))
+            .collect()
+            .await
+    }
+
     async fn follow(
         &self,
         call: &FetchBudget,

@@ -110,9 +110,81 @@ pub fn inspect<'a>(
     (ImportSummary { uses_wasi }, problems)
 }
 
+/// The newest minor version of contract 1 this host links (`wit/v1.1`).
+pub const HOST_MINOR_1: u64 = 1;
+
+/// Minor-version problems of a component whose manifest declares contract
+/// `declared` (such as `1.0.0`): the contract's own interfaces may not be
+/// imported at a minor version above the declared one (a component that
+/// uses `fetch-many` must say `wit = "1.1.0"`), nor above what this host
+/// knows.
+pub fn minor_problems<'a>(
+    declared: &str,
+    imports: impl IntoIterator<Item = &'a str>,
+) -> Vec<Problem> {
+    let minor_of = |version: &str| -> Option<(u64, u64)> {
+        let mut parts = version.split('.');
+        let major = parts.next()?.parse().ok()?;
+        let minor = parts.next()?.parse().ok()?;
+        Some((major, minor))
+    };
+    let Some((declared_major, declared_minor)) = minor_of(declared) else {
+        return Vec::new();
+    };
+    let mut problems = Vec::new();
+    for name in imports {
+        let (interface, version) = name.split_once('@').unwrap_or((name, ""));
+        if interface != v1::HTTP_IMPORT && interface != v1::LOG_IMPORT {
+            continue;
+        }
+        let Some((major, minor)) = minor_of(version) else {
+            continue;
+        };
+        if major != declared_major {
+            continue; // reported by `inspect`
+        }
+        if major == 1 && minor > HOST_MINOR_1 {
+            problems.push(Problem::error(
+                "wit-version",
+                format!(
+                    "component imports {name}, but this host knows quarry:connector only up to \
+                     1.{HOST_MINOR_1}: build against wit/v1.{HOST_MINOR_1} or an older minor version"
+                ),
+            ));
+        } else if minor > declared_minor {
+            problems.push(Problem::error(
+                "wit-version",
+                format!(
+                    "component imports {name}, but its manifest says wit = \"{declared}\": \
+                     declare wit = \"{major}.{minor}.0\" (or build against wit/v{major})"
+                ),
+            ));
+        }
+    }
+    problems
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_minor_above_the_manifests_is_refused() {
+        let p = minor_problems(
+            "1.0.0",
+            ["quarry:connector/http@1.1.0", "quarry:connector/log@1.1.0"],
+        );
+        assert_eq!(p.len(), 2);
+        assert!(
+            p[0].message.contains("manifest says wit = \"1.0.0\""),
+            "{:?}",
+            p[0]
+        );
+        assert!(minor_problems("1.1.0", ["quarry:connector/http@1.1.0"]).is_empty());
+        assert!(minor_problems("1.1.0", ["quarry:connector/http@1.0.0"]).is_empty());
+        let p = minor_problems("1.2.0", ["quarry:connector/http@1.2.0"]);
+        assert!(p[0].message.contains("only up to 1.1"), "{:?}", p[0]);
+    }
 
     #[test]
     fn contract_and_deny_all_wasi_pass() {

@@ -154,7 +154,13 @@ impl Runtime {
     /// the contract its manifest declares. Slow (compilation): call it off
     /// the async executor.
     pub fn load(&self, wasm: &[u8], manifest: &Manifest) -> Result<LoadedComponent> {
-        let inspection = self.inspect(wasm, Some(manifest.wit_major()));
+        let mut inspection = self.inspect(wasm, Some(manifest.wit_major()));
+        let minor =
+            imports::minor_problems(&manifest.wit, inspection.imports.iter().map(String::as_str));
+        if !minor.is_empty() {
+            inspection.problems.extend(minor);
+            inspection.component = None;
+        }
         match inspection.component {
             Some(component) => Ok(component),
             None => bail!("{}", join_errors(&inspection.problems)),

@@ -1,4 +1,5 @@
-//! Bindings for `wit/v1` (`quarry:connector@1.x`) and the conversions
+//! Bindings for `wit/v1.1` (`quarry:connector@1.1`, which 1.0 components
+//! also link against: it only adds `http.fetch-many`) and the conversions
 //! between its types and the host's own.
 //!
 //! Each supported major version of the contract gets a module like this one;
@@ -12,9 +13,10 @@ use crate::connectors::{ConnectorError, Document, ErrorKind, SearchRequest};
 
 wasmtime::component::bindgen!({
     world: "connector",
-    path: "../wit/v1",
+    path: "../wit/v1.1",
     imports: {
         "quarry:connector/http.fetch": async,
+        "quarry:connector/http.fetch-many": async,
         default: trappable,
     },
     exports: { default: async },
@@ -37,38 +39,59 @@ pub fn add_to_linker(linker: &mut wasmtime::component::Linker<CallState>) -> was
 
 impl http::Host for CallState {
     async fn fetch(&mut self, request: http::Request) -> Result<http::Response, http::FetchError> {
-        let request = GuestRequest {
-            method: match request.method {
-                http::Method::Get => Method::Get,
-                http::Method::Head => Method::Head,
-                http::Method::Post => Method::Post,
-            },
-            url: request.url,
-            headers: request
-                .headers
+        to_guest_result(self.fetch(from_guest_request(request)).await)
+    }
+
+    async fn fetch_many(
+        &mut self,
+        requests: Vec<http::Request>,
+    ) -> Vec<Result<http::Response, http::FetchError>> {
+        let requests = requests.into_iter().map(from_guest_request).collect();
+        self.fetch_many(requests)
+            .await
+            .into_iter()
+            .map(to_guest_result)
+            .collect()
+    }
+}
+
+fn from_guest_request(request: http::Request) -> GuestRequest {
+    GuestRequest {
+        method: match request.method {
+            http::Method::Get => Method::Get,
+            http::Method::Head => Method::Head,
+            http::Method::Post => Method::Post,
+        },
+        url: request.url,
+        headers: request
+            .headers
+            .into_iter()
+            .map(|h| (h.name, h.value))
+            .collect(),
+        body: request.body,
+    }
+}
+
+fn to_guest_result(
+    result: Result<GuestResponse, FetchError>,
+) -> Result<http::Response, http::FetchError> {
+    match result {
+        Ok(GuestResponse {
+            status,
+            headers,
+            body,
+        }) => Ok(http::Response {
+            status,
+            headers: headers
                 .into_iter()
-                .map(|h| (h.name, h.value))
+                .map(|(name, value)| http::Header { name, value })
                 .collect(),
-            body: request.body,
-        };
-        match self.fetch(request).await {
-            Ok(GuestResponse {
-                status,
-                headers,
-                body,
-            }) => Ok(http::Response {
-                status,
-                headers: headers
-                    .into_iter()
-                    .map(|(name, value)| http::Header { name, value })
-                    .collect(),
-                body,
-            }),
-            Err(FetchError::Denied(why)) => Err(http::FetchError::Denied(why)),
-            Err(FetchError::LimitExceeded(why)) => Err(http::FetchError::LimitExceeded(why)),
-            Err(FetchError::Timeout) => Err(http::FetchError::Timeout),
-            Err(FetchError::Network(why)) => Err(http::FetchError::Network(why)),
-        }
+            body,
+        }),
+        Err(FetchError::Denied(why)) => Err(http::FetchError::Denied(why)),
+        Err(FetchError::LimitExceeded(why)) => Err(http::FetchError::LimitExceeded(why)),
+        Err(FetchError::Timeout) => Err(http::FetchError::Timeout),
+        Err(FetchError::Network(why)) => Err(http::FetchError::Network(why)),
     }
 }
 
