@@ -131,13 +131,13 @@ fn a_good_connector_passes_and_the_host_loads_it() {
     assert_eq!(status, 0, "{}", messages(&report));
     assert_eq!(report["errors"], 0);
     assert_eq!(report["warnings"], 0, "{}", messages(&report));
-    assert_eq!(report["contract"], "1.0.0");
+    assert_eq!(report["contract"], "1.1.0");
     assert!(report["load_ms"].as_f64().is_some());
     assert!(
         report["imports"]
             .as_array()
             .unwrap()
-            .contains(&"quarry:connector/http@1.0.0".into())
+            .contains(&"quarry:connector/http@1.1.0".into())
     );
     // The text form, as a person reads it.
     let output = quarry(&[
@@ -198,7 +198,7 @@ fn a_wit_version_the_host_does_not_run_is_found() {
         dir.path(),
         "slack",
         &wasm,
-        &manifest.replace(r#"wit = "1.0.0""#, r#"wit = "2.0.0""#),
+        &manifest.replace(r#"wit = "1.1.0""#, r#"wit = "2.0.0""#),
     );
     assert_refused(
         &wasm_path,
@@ -217,13 +217,28 @@ fn a_wit_version_the_host_does_not_run_is_found() {
         "quarry:connector/http@2.0.0, but the manifest declares contract major 1",
     );
 
-    // Same major, another version: the host runs it, the check warns.
+    // A component importing contract 1.1 while its manifest says 1.0.
+    let older = tempfile::tempdir().unwrap();
+    let wasm_path = fixture(
+        older.path(),
+        "slack",
+        &wasm,
+        &manifest.replace(r#"wit = "1.1.0""#, r#"wit = "1.0.0""#),
+    );
+    assert_refused(
+        &wasm_path,
+        "wit-version",
+        r#"quarry:connector/http@1.1.0, but its manifest says wit = "1.0.0""#,
+    );
+
+    // Same major, a later minor than the component's: the host runs it,
+    // the check warns.
     let minor = tempfile::tempdir().unwrap();
     let wasm_path = fixture(
         minor.path(),
         "slack",
         &wasm,
-        &manifest.replace(r#"wit = "1.0.0""#, r#"wit = "1.1.0""#),
+        &manifest.replace(r#"wit = "1.1.0""#, r#"wit = "1.2.0""#),
     );
     let (report, status) = check(&wasm_path, &[]);
     assert_eq!(status, 0, "{}", messages(&report));
@@ -239,7 +254,7 @@ fn a_malformed_manifest_is_found_and_the_component_still_checked() {
     let wasm = fixture(dir.path(), "slack", &wasm, &broken);
     let report = assert_refused(&wasm, "toml", "manifest is not valid TOML");
     // The check went on to the component.
-    assert_eq!(report["contract"], "1.0.0");
+    assert_eq!(report["contract"], "1.1.0");
 
     // A manifest missing a required key is malformed too.
     let other = tempfile::tempdir().unwrap();

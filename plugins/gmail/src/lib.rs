@@ -42,11 +42,15 @@ impl Connector for Gmail {
                     .map(String::from),
             })
         })?;
+        // The messages' metadata are independent: one batch, fetched at once.
+        let responses = send_all(ids.iter().map(|id| metadata_request(id)).collect());
         let mut documents = Vec::new();
-        for id in &ids {
-            let Some(message) = metadata(id)? else {
-                continue;
-            };
+        for response in responses {
+            let response = response?;
+            if response.status == 404 {
+                continue; // deleted since the list
+            }
+            let message: Value = check(response)?.json()?;
             if let Some(doc) = to_document(&message)
                 && request.in_time_range(doc.updated_at.as_deref())
             {
@@ -77,8 +81,8 @@ fn gmail_query(request: &SearchRequest) -> String {
     q
 }
 
-/// One message's metadata; `None` when it is gone (deleted since the list).
-fn metadata(id: &str) -> Result<Option<Value>, SearchError> {
+/// The request for one message's metadata.
+fn metadata_request(id: &str) -> Request {
     let mut url = Url::new(format!(
         "{MESSAGES}/{}",
         quarry_connector_sdk::url::segment(id)
@@ -87,11 +91,7 @@ fn metadata(id: &str) -> Result<Option<Value>, SearchError> {
     for header in HEADERS {
         url = url.param("metadataHeaders", header);
     }
-    let response = Request::get(url.build()).send()?;
-    if response.status == 404 {
-        return Ok(None);
-    }
-    Ok(Some(check(response)?.json()?))
+    Request::get(url.build())
 }
 
 /// Google answers a spent quota with 403 `userRateLimitExceeded` or

@@ -88,6 +88,40 @@ impl Request {
     }
 }
 
+/// Sends independent requests through the host at once (contract 1.1's
+/// `http.fetch-many`) and returns one result per request, in order. The
+/// host answers them concurrently, each under the same rules as
+/// [`Request::send`]; if the admitted ones do not all fit in the search's
+/// remaining fetch cap, none is sent and each is answered `Denied`.
+///
+/// A connector that uses this must declare `wit = "1.1.0"` in its
+/// `connector.toml`.
+pub fn send_all(requests: Vec<Request>) -> Vec<Result<Response, SearchError>> {
+    if requests.is_empty() {
+        return Vec::new();
+    }
+    let requests: Vec<host::Request> = requests
+        .into_iter()
+        .map(|r| host::Request {
+            method: r.method,
+            url: r.url,
+            headers: r.headers,
+            body: r.body,
+        })
+        .collect();
+    host::fetch_many(&requests)
+        .into_iter()
+        .map(|result| match result {
+            Ok(response) => Ok(Response {
+                status: response.status,
+                headers: response.headers,
+                body: response.body,
+            }),
+            Err(error) => Err(fetch_error(error)),
+        })
+        .collect()
+}
+
 fn header(name: &str, value: impl Into<String>) -> host::Header {
     host::Header {
         name: name.to_string(),

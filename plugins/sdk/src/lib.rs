@@ -34,7 +34,7 @@ pub mod url;
 pub mod bindings {
     wit_bindgen::generate!({
         world: "connector",
-        path: "../../wit/v1",
+        path: "../../wit/v1.1",
         pub_export_macro: true,
         export_macro_name: "export_connector",
         default_bindings_module: "quarry_connector_sdk::bindings",
@@ -70,7 +70,7 @@ pub use bindings::exports::quarry::connector::search::{
 
 /// Everything a connector usually needs.
 pub mod prelude {
-    pub use crate::http::{Request, Response};
+    pub use crate::http::{Request, Response, send_all};
     pub use crate::json::JsonExt;
     pub use crate::page::collect_pages;
     pub use crate::url::Url;
