@@ -189,6 +189,40 @@ async fn fetches_past_the_cap_are_refused() {
     assert_eq!(h.fake.requests().len(), 5);
 }
 
+/// A batch is counted against the fetch cap before any request leaves, and
+/// one that does not fit is refused whole: nothing reaches the upstream.
+#[tokio::test]
+async fn a_batch_past_the_fetch_cap_is_refused_whole() {
+    let h = hostile().await;
+    let outcomes = attack(&h, "batch-over-cap").await;
+    assert_eq!(outcomes.len(), 6);
+    assert!(
+        outcomes.iter().all(|(_, o)| o.starts_with("limit: ")),
+        "{outcomes:?}"
+    );
+    assert_eq!(h.fake.requests().len(), 0);
+}
+
+/// Allowed and denied requests in one batch are each answered on their
+/// own; the denied ones never reach the upstream.
+#[tokio::test]
+async fn a_batch_mixing_allowed_and_denied_requests_answers_each() {
+    let h = hostile().await;
+    let outcomes = attack(&h, "batch-mixed").await;
+    let outcomes: Vec<&str> = outcomes.iter().map(|(_, o)| o.as_str()).collect();
+    assert_eq!(outcomes.len(), 4);
+    assert_eq!(outcomes[0], "ok 200");
+    assert!(outcomes[1].starts_with("denied: "), "{outcomes:?}");
+    assert_eq!(outcomes[2], "ok 200");
+    assert!(outcomes[3].starts_with("denied: "), "{outcomes:?}");
+    let seen = h.fake.requests();
+    assert_eq!(seen.len(), 2);
+    assert!(
+        seen.iter().all(|r| !format!("{r:?}").contains("/user")),
+        "{seen:?}"
+    );
+}
+
 #[tokio::test]
 async fn a_panicking_connector_is_reported_as_crashed() {
     let h = hostile().await;

@@ -61,6 +61,18 @@ impl Connector for Hostile {
             }
             "redirect" | "oversize" | "allowed" => vec![attempt(&request.query, get(ALLOWED_GET))],
             "many-fetches" => (0..50).map(|i| attempt(&format!("fetch-{i}"), get(ALLOWED_GET))).collect(),
+            // One batch past the fetch cap (5): refused whole, none sent.
+            "batch-over-cap" => attempt_many("batch", (0..6).map(|_| get(ALLOWED_GET)).collect()),
+            // Allowed and denied requests in one batch: each on its own.
+            "batch-mixed" => attempt_many(
+                "mixed",
+                vec![
+                    get(ALLOWED_GET),
+                    get("https://evil.example.com/steal"),
+                    get(ALLOWED_GET),
+                    get("https://api.github.com/user"),
+                ],
+            ),
             "panic" => panic!("the connector panicked on purpose"),
             // Nothing at all: the cost of a call apart from the upstream.
             "noop" => Vec::new(),
@@ -105,6 +117,25 @@ fn attempt(label: &str, request: host::Request) -> Document {
         Err(FetchError::Network(why)) => format!("network: {why}"),
     };
     report(label, outcome)
+}
+
+/// Sends requests as one batch (`fetch-many`) and reports each answer.
+fn attempt_many(label: &str, requests: Vec<host::Request>) -> Vec<Document> {
+    host::fetch_many(&requests)
+        .into_iter()
+        .enumerate()
+        .map(|(i, result)| report(&format!("{label}-{i}"), outcome(result)))
+        .collect()
+}
+
+fn outcome(result: Result<host::Response, FetchError>) -> String {
+    match result {
+        Ok(response) => format!("ok {}", response.status),
+        Err(FetchError::Denied(why)) => format!("denied: {why}"),
+        Err(FetchError::LimitExceeded(why)) => format!("limit: {why}"),
+        Err(FetchError::Timeout) => "timeout".into(),
+        Err(FetchError::Network(why)) => format!("network: {why}"),
+    }
 }
 
 fn report(label: &str, outcome: String) -> Document {
