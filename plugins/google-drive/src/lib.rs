@@ -43,15 +43,27 @@ impl Connector for GoogleDrive {
                     .map(String::from),
             })
         })?;
+        // The exports are independent of each other: one batch.
+        let mut exports = Vec::new();
+        let mut requests = Vec::new();
+        for (i, file) in files.iter().enumerate() {
+            if let (Some(id), Some(mime)) = (
+                file.str_at("/id"),
+                export_type(file.str_at("/mimeType").unwrap_or_default()),
+            ) {
+                exports.push(i);
+                requests.push(export_request(id, mime));
+            }
+        }
+        let mut texts: Vec<Option<String>> = vec![None; files.len()];
+        for (i, response) in exports.into_iter().zip(send_all(requests)) {
+            texts[i] = export_text(response?)?;
+        }
         let mut documents = Vec::new();
-        for file in &files {
-            let Some(id) = file.str_at("/id") else {
+        for (file, text) in files.iter().zip(texts) {
+            if file.str_at("/id").is_none() {
                 continue;
-            };
-            let text = match export_type(file.str_at("/mimeType").unwrap_or_default()) {
-                Some(mime) => export(id, mime)?,
-                None => None,
-            };
+            }
             if let Some(doc) = to_document(file, text) {
                 documents.push(doc);
             }
@@ -111,14 +123,17 @@ fn export_type(mime_type: &str) -> Option<&'static str> {
 /// A file's text through `files.export`. A file that cannot be exported
 /// (too large: 403 `exportSizeLimitExceeded`; gone: 404) keeps its
 /// description; other failures fail the search.
-fn export(id: &str, mime_type: &str) -> Result<Option<String>, SearchError> {
+fn export_request(id: &str, mime_type: &str) -> Request {
     let url = Url::new(format!(
         "{FILES}/{}/export",
         quarry_connector_sdk::url::segment(id)
     ))
     .param("mimeType", mime_type)
     .build();
-    let response = Request::get(url).header("accept", mime_type).send()?;
+    Request::get(url).header("accept", mime_type)
+}
+
+fn export_text(response: Response) -> Result<Option<String>, SearchError> {
     if matches!(response.status, 403 | 404) && rate_limit_reason(&response).is_none() {
         return Ok(None);
     }
