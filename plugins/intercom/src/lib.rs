@@ -61,25 +61,39 @@ impl Connector for Intercom {
                     .map(String::from),
             })
         })?;
-        let mut documents: Vec<Document> = Vec::new();
+        let mut picked: Vec<(usize, &Value)> = Vec::new();
+        let mut seen = std::collections::BTreeSet::new();
         for (i, conversation) in conversations.iter().enumerate() {
             let Some(id) = conversation.str_at("/id") else {
                 continue;
             };
-            if documents.iter().any(|d| d.id == id)
+            if !seen.insert(id)
                 || !request.in_time_range(unix_time(conversation, "/updated_at").as_deref())
             {
                 continue;
             }
-            // The best ones in full: their parts hold the support team's answers.
-            let full = if i < MAX_BODIES {
+            picked.push((i, conversation));
+        }
+        // The best ones in full (their parts hold the support team's
+        // answers), fetched together: they do not depend on each other.
+        let requests = picked
+            .iter()
+            .filter(|(i, _)| *i < MAX_BODIES)
+            .filter_map(|(_, c)| c.str_at("/id"))
+            .map(|id| {
                 let url = format!(
                     "{API}/conversations/{}",
                     quarry_connector_sdk::url::segment(id)
                 );
-                Some(intercom(Request::get(url))?.json::<Value>()?)
-            } else {
-                None
+                Request::get(url).header("intercom-version", VERSION)
+            })
+            .collect();
+        let mut fulls = send_all(requests).into_iter();
+        let mut documents: Vec<Document> = Vec::new();
+        for (i, conversation) in picked {
+            let full = match (i < MAX_BODIES).then(|| fulls.next()).flatten() {
+                Some(response) => Some(check(response?)?.json::<Value>()?),
+                None => None,
             };
             if let Some(doc) = to_document(full.as_ref().unwrap_or(conversation), &app) {
                 documents.push(doc);
