@@ -223,6 +223,74 @@ async fn a_batch_mixing_allowed_and_denied_requests_answers_each() {
     );
 }
 
+/// A batch never has more requests in flight than the manifest's
+/// `max_concurrent_fetches` (2 for the hostile plugin), as the upstream
+/// sees it, yet does send them concurrently.
+#[tokio::test]
+async fn a_batch_keeps_to_the_in_flight_ceiling() {
+    let h = hostile().await;
+    h.fake.set_latency(Duration::from_millis(150));
+    let outcomes = attack(&h, "batch-wide").await;
+    assert!(outcomes.iter().all(|(_, o)| o == "ok 200"), "{outcomes:?}");
+    assert_eq!(h.fake.requests().len(), 5);
+    assert_eq!(
+        h.fake.most_in_flight(),
+        2,
+        "the upstream saw more or fewer than 2 requests at once"
+    );
+}
+
+/// A batch of slow requests still ends at the call's deadline (2 s for
+/// the hostile plugin, below the 10 s fetch timeout), and other calls go
+/// on being served.
+#[tokio::test]
+async fn a_batch_of_slow_requests_ends_at_the_call_deadline() {
+    let h = hostile().await;
+    h.fake.set_fault(
+        "api.github.com",
+        Fault {
+            latency: Some(Duration::from_secs(30)),
+            count: Some(3),
+            ..Fault::default()
+        },
+    );
+    let error = h
+        .search("hostile", &request("batch-slow", 10))
+        .await
+        .unwrap_err();
+    assert_eq!(error.kind, ErrorKind::Timeout, "{error}");
+    assert!(h.search("hostile", &request("noop", 10)).await.is_ok());
+}
+
+/// Within a batch the credential goes exactly where a single fetch would
+/// send it: to the hosts of `auth.hosts`, replacing whatever the guest set,
+/// and to no other host.
+#[tokio::test]
+async fn a_batch_sends_the_credential_only_where_a_fetch_would() {
+    let h = hostile().await;
+    let outcomes = attack(&h, "batch-credential").await;
+    assert_eq!(outcomes.len(), 3);
+    assert!(
+        outcomes.iter().all(|(_, o)| o.starts_with("ok ")),
+        "{outcomes:?}"
+    );
+    let seen = h.fake.requests();
+    assert_eq!(seen.len(), 3);
+    for request in &seen {
+        let credentials: Vec<&str> = request
+            .headers
+            .iter()
+            .filter(|(name, _)| name == "authorization")
+            .map(|(_, value)| value.as_str())
+            .collect();
+        match request.host.as_str() {
+            "api.github.com" => assert_eq!(credentials, ["Bearer fake-github-alice"]),
+            "api.linear.app" => assert!(credentials.is_empty(), "{credentials:?}"),
+            other => panic!("unexpected host {other}"),
+        }
+    }
+}
+
 #[tokio::test]
 async fn a_panicking_connector_is_reported_as_crashed() {
     let h = hostile().await;

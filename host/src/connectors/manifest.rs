@@ -151,6 +151,8 @@ pub struct RequestedLimits {
     pub fetch_timeout_ms: Option<u64>,
     pub call_timeout_ms: Option<u64>,
     pub memory_bytes: Option<u64>,
+    /// Requests of one `fetch-many` batch in flight at once (contract 1.1).
+    pub max_concurrent_fetches: Option<u32>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -206,7 +208,15 @@ pub struct SandboxLimits {
     pub fetch_timeout_ms: u64,
     pub call_timeout_ms: u64,
     pub memory_bytes: u64,
+    /// The most requests of one call in flight at once that a connector
+    /// may ask for (one that does not ask gets
+    /// [`DEFAULT_CONCURRENT_FETCHES`], within this): a vendor sees at most
+    /// this many connections from one search.
+    pub max_concurrent_fetches: u32,
 }
+
+/// Requests of one call in flight at once when the manifest does not say.
+pub const DEFAULT_CONCURRENT_FETCHES: u32 = 8;
 
 impl Default for SandboxLimits {
     fn default() -> Self {
@@ -216,6 +226,7 @@ impl Default for SandboxLimits {
             fetch_timeout_ms: 10_000,
             call_timeout_ms: 20_000,
             memory_bytes: 128 * 1024 * 1024,
+            max_concurrent_fetches: 16,
         }
     }
 }
@@ -231,6 +242,10 @@ impl SandboxLimits {
             fetch_timeout_ms: clamp(asked.fetch_timeout_ms, self.fetch_timeout_ms),
             call_timeout_ms: clamp(asked.call_timeout_ms, self.call_timeout_ms),
             memory_bytes: clamp(asked.memory_bytes, self.memory_bytes),
+            max_concurrent_fetches: asked
+                .max_concurrent_fetches
+                .unwrap_or(DEFAULT_CONCURRENT_FETCHES)
+                .min(self.max_concurrent_fetches),
         }
     }
 
@@ -450,6 +465,10 @@ impl RawManifest {
             ("fetch_timeout_ms", self.limits.fetch_timeout_ms),
             ("call_timeout_ms", self.limits.call_timeout_ms),
             ("memory_bytes", self.limits.memory_bytes),
+            (
+                "max_concurrent_fetches",
+                self.limits.max_concurrent_fetches.map(u64::from),
+            ),
         ] {
             if value == Some(0) {
                 problems.push(Problem::error(
@@ -768,10 +787,19 @@ mod tests {
         let asked = RequestedLimits {
             max_fetches: Some(1000),
             memory_bytes: Some(1024),
+            max_concurrent_fetches: Some(64),
             ..Default::default()
         };
         let got = operator.for_connector(&asked);
         assert_eq!(got.max_fetches, operator.max_fetches);
         assert_eq!(got.memory_bytes, 1024);
+        assert_eq!(got.max_concurrent_fetches, operator.max_concurrent_fetches);
+        let fewer = RequestedLimits {
+            max_concurrent_fetches: Some(2),
+            ..Default::default()
+        };
+        assert_eq!(operator.for_connector(&fewer).max_concurrent_fetches, 2);
+        let silent = operator.for_connector(&RequestedLimits::default());
+        assert_eq!(silent.max_concurrent_fetches, DEFAULT_CONCURRENT_FETCHES);
     }
 }

@@ -122,13 +122,12 @@ impl Upstream {
     /// cost nothing, as with a single fetch. The admitted ones are counted
     /// against the call's fetch cap before any of them leaves: if they do
     /// not all fit in what remains, none is sent and each is answered
-    /// `LimitExceeded` (the batch is refused whole, never cut). At most
-    /// `in_flight` requests (at least one) are outstanding at once.
+    /// `LimitExceeded` (the batch is refused whole, never cut). At most the
+    /// call's `max_concurrent_fetches` (at least one) are outstanding at once.
     pub async fn fetch_many(
         &self,
         call: &mut FetchBudget,
         requests: Vec<GuestRequest>,
-        in_flight: usize,
     ) -> Vec<Result<GuestResponse, FetchError>> {
         use futures::StreamExt;
 
@@ -154,6 +153,7 @@ impl Upstream {
         call.used += wanted as u32;
         let call: &FetchBudget = call;
         let deadline = call.limits.fetch_timeout();
+        let in_flight = call.limits.max_concurrent_fetches.max(1) as usize;
         futures::stream::iter(admitted)
             .map(|admitted| async move {
                 let admitted = admitted?;
@@ -162,7 +162,7 @@ impl Upstream {
                     Err(_) => Err(FetchError::Timeout),
                 }
             })
-            .buffered(in_flight.max(1))
+            .buffered(in_flight)
             .collect()
             .await
     }

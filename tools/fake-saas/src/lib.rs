@@ -120,6 +120,10 @@ pub struct RecordedRequest {
     /// All headers, names in lower case, in received order.
     pub headers: Vec<(String, String)>,
     pub body: Vec<u8>,
+    /// When it arrived, in milliseconds since the fake started: requests
+    /// that arrive together were sent together (one batch, one round trip).
+    #[serde(default)]
+    pub received_ms: u64,
 }
 
 impl RecordedRequest {
@@ -199,6 +203,33 @@ pub(crate) struct Shared {
     pub idp: Mutex<vendors::okta::Idp>,
     pub addr: SocketAddr,
     pub ca_pem: String,
+    pub started: std::time::Instant,
+    pub concurrency: Concurrency,
+}
+
+/// Vendor requests being answered right now, and the most seen at once.
+#[derive(Default)]
+pub(crate) struct Concurrency {
+    now: std::sync::atomic::AtomicUsize,
+    most: std::sync::atomic::AtomicUsize,
+}
+
+/// Counts one vendor request as in flight until dropped.
+pub(crate) struct InFlight<'a>(&'a Concurrency);
+
+impl Concurrency {
+    pub(crate) fn enter(&self) -> InFlight<'_> {
+        use std::sync::atomic::Ordering::SeqCst;
+        let now = self.now.fetch_add(1, SeqCst) + 1;
+        self.most.fetch_max(now, SeqCst);
+        InFlight(self)
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.now.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -275,6 +306,8 @@ impl FakeSaas {
             idp: Mutex::new(vendors::okta::Idp::new()),
             addr,
             ca_pem: certs.ca_pem.clone(),
+            started: std::time::Instant::now(),
+            concurrency: Concurrency::default(),
         });
         // Build the dataset now rather than on the first request.
         let _ = dataset::docs();
@@ -313,9 +346,18 @@ impl FakeSaas {
         lock(&self.shared.requests).clone()
     }
 
-    /// Forgets the recorded requests.
+    /// Forgets the recorded requests, and the most seen in flight at once.
     pub fn clear_requests(&self) {
         lock(&self.shared.requests).clear();
+        let most = &self.shared.concurrency.most;
+        most.store(0, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// The most vendor requests that were being answered at the same time
+    /// since the start or the last [`FakeSaas::clear_requests`].
+    pub fn most_in_flight(&self) -> usize {
+        let most = &self.shared.concurrency.most;
+        most.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// Applies `fault` to the next `fault.count` vendor requests to `host` (all of them

@@ -123,6 +123,7 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
         req.host = host.to_ascii_lowercase();
         req.path = format!("/{path}");
     }
+    let _in_flight = shared.concurrency.enter();
     shared.record(RecordedRequest {
         method: req.method.to_string(),
         host: req.host.clone(),
@@ -139,6 +140,7 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
             })
             .collect(),
         body: req.body.to_vec(),
+        received_ms: shared.started.elapsed().as_millis() as u64,
     });
     let fault = shared.take_fault(&req.host);
     req.page_cap = fault.as_ref().and_then(|f| f.max_page_size);

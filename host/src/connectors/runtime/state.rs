@@ -17,10 +17,6 @@ use crate::secret::Secret;
 /// Most log lines one call may write; the rest are counted and dropped.
 const MAX_LOG_LINES: u32 = 200;
 const MAX_LOG_LINE: usize = 2048;
-/// The host-wide ceiling on one call's requests in flight at once (a
-/// per-connector manifest limit below it is still to come).
-pub const MAX_IN_FLIGHT: usize = 8;
-
 pub struct CallState {
     upstream: Upstream,
     budget: FetchBudget,
@@ -69,15 +65,12 @@ impl CallState {
     }
 
     /// A batch of independent fetches (contract 1.1's `http.fetch-many`),
-    /// at most [`MAX_IN_FLIGHT`] at once.
+    /// at most the connector's `max_concurrent_fetches` in flight at once.
     pub async fn fetch_many(
         &mut self,
         requests: Vec<GuestRequest>,
     ) -> Vec<Result<GuestResponse, FetchError>> {
-        let results = self
-            .upstream
-            .fetch_many(&mut self.budget, requests, MAX_IN_FLIGHT)
-            .await;
+        let results = self.upstream.fetch_many(&mut self.budget, requests).await;
         let failed = results.iter().filter(|r| r.is_err()).count();
         if failed > 0 {
             tracing::info!(connector = %self.budget.manifest.id, failed, of = results.len(), "fetches of a batch refused or failed");

@@ -73,6 +73,27 @@ impl Connector for Hostile {
                     get("https://api.github.com/user"),
                 ],
             ),
+            // Five fetches in one batch: at most `max_concurrent_fetches`
+            // (2) reach the upstream at once.
+            "batch-wide" => attempt_many("wide", (0..5).map(|_| get(ALLOWED_GET)).collect()),
+            // A batch whose requests the test makes slow: the call's
+            // deadline ends it, whatever is in flight.
+            "batch-slow" => attempt_many("slow", (0..3).map(|_| get(ALLOWED_GET)).collect()),
+            // The credential goes where a single fetch would send it, and
+            // only there: to api.github.com (`auth.hosts`), never to
+            // Linear, and never the guest's own.
+            "batch-credential" => attempt_many(
+                "credential",
+                vec![
+                    get(ALLOWED_GET),
+                    post(GRAPHQL, r#"{"query":"query { viewer { id } }"}"#),
+                    {
+                        let mut request = get(ALLOWED_GET);
+                        request.headers.push(header("Authorization", "Bearer guest-chosen-token"));
+                        request
+                    },
+                ],
+            ),
             "panic" => panic!("the connector panicked on purpose"),
             // Nothing at all: the cost of a call apart from the upstream.
             "noop" => Vec::new(),
@@ -109,14 +130,7 @@ fn post(url: &str, body: &str) -> host::Request {
 
 /// Sends a request and reports what the host answered.
 fn attempt(label: &str, request: host::Request) -> Document {
-    let outcome = match host::fetch(&request) {
-        Ok(response) => format!("ok {}", response.status),
-        Err(FetchError::Denied(why)) => format!("denied: {why}"),
-        Err(FetchError::LimitExceeded(why)) => format!("limit: {why}"),
-        Err(FetchError::Timeout) => "timeout".into(),
-        Err(FetchError::Network(why)) => format!("network: {why}"),
-    };
-    report(label, outcome)
+    report(label, outcome(host::fetch(&request)))
 }
 
 /// Sends requests as one batch (`fetch-many`) and reports each answer.
