@@ -5,7 +5,8 @@
 //! Each object type is searched once with the user's words (`query`) and
 //! the time range as filters on its last-modified property; while fewer
 //! than `max_results` records came back, the types that have more are
-//! paged (`paging.next.after`). Records are interleaved type by type, so a
+//! paged (`paging.next.after`). The first pages go out in one batch, with
+//! the `account-info` request. Records are interleaved type by type, so a
 //! short answer still shows every kind. Citations are the records' pages in
 //! the HubSpot app (`https://app.hubspot.com/contacts/{portal}/record/{type}/{id}`),
 //! with the portal id and UI domain from `account-info`.
@@ -97,33 +98,28 @@ struct Stream {
 
 impl Connector for HubSpot {
     fn search(request: SearchRequest) -> Result<Vec<Document>, SearchError> {
-        let (portal, ui_domain) = account()?;
         let want = request.max_results.clamp(1, 200) as usize;
+        // The account (for the records' URLs) and the first page of every
+        // type do not depend on each other: one batch. The answers are read
+        // in that order, so the first failure is the one it always was.
+        let mut requests = vec![Request::get(ACCOUNT)];
+        requests.extend(
+            OBJECTS
+                .iter()
+                .map(|o| search_request(o, &request, want, None)),
+        );
+        let mut answers = send_all(requests).into_iter();
+        let (portal, ui_domain) = account(answers.next().expect("one answer per request")?)?;
         let mut streams = Vec::new();
-        for object in &OBJECTS {
-            let (records, next) = search_page(object, &request, want, None)?;
+        for (object, answer) in OBJECTS.iter().zip(answers) {
+            let (records, next) = read_page(answer?)?;
             streams.push(Stream {
                 object,
                 records,
                 next,
             });
         }
-        for _ in 0..MAX_EXTRA_PAGES {
-            let have: usize = streams.iter().map(|s| s.records.len()).sum();
-            if have >= want {
-                break;
-            }
-            let Some(stream) = streams.iter_mut().find(|s| s.next.is_some()) else {
-                break;
-            };
-            let (records, next) =
-                search_page(stream.object, &request, want - have, stream.next.take())?;
-            if records.is_empty() {
-                continue;
-            }
-            stream.records.extend(records);
-            stream.next = next;
-        }
+        more_pages(&mut streams, &request, want)?;
         let mut documents = Vec::new();
         let mut round = 0;
         while documents.len() < want && streams.iter().any(|s| round < s.records.len()) {
@@ -143,10 +139,39 @@ impl Connector for HubSpot {
     }
 }
 
+/// While fewer than `want` records came back, the next page of the first
+/// type that has one. These stay one after another: which type is paged,
+/// and for how many records, depends on the page before. Seldom needed:
+/// each first page asks for `want` records (up to 100), so a type with
+/// more usually brought them all already.
+fn more_pages(
+    streams: &mut [Stream],
+    request: &SearchRequest,
+    want: usize,
+) -> Result<(), SearchError> {
+    for _ in 0..MAX_EXTRA_PAGES {
+        let have: usize = streams.iter().map(|s| s.records.len()).sum();
+        if have >= want {
+            break;
+        }
+        let Some(stream) = streams.iter_mut().find(|s| s.next.is_some()) else {
+            break;
+        };
+        let page = search_request(stream.object, request, want - have, stream.next.take());
+        let (records, next) = read_page(page.send()?)?;
+        if records.is_empty() {
+            continue;
+        }
+        stream.records.extend(records);
+        stream.next = next;
+    }
+    Ok(())
+}
+
 /// The portal (hub) id and the app's domain (`app.hubspot.com`, or
 /// `app-eu1.hubspot.com` for accounts hosted in the EU).
-fn account() -> Result<(i64, String), SearchError> {
-    let body: Value = Request::get(ACCOUNT).send()?.error_for_status()?.json()?;
+fn account(response: Response) -> Result<(i64, String), SearchError> {
+    let body: Value = response.error_for_status()?.json()?;
     let portal = body
         .i64_at("/portalId")
         .ok_or_else(|| SearchError::InvalidResponse("account-info without portalId".into()))?;
@@ -161,23 +186,23 @@ fn account() -> Result<(i64, String), SearchError> {
     Ok((portal, domain.to_string()))
 }
 
-/// One page of one object type.
-fn search_page(
+/// The search for one page of one object type.
+fn search_request(
     object: &Object,
     request: &SearchRequest,
     limit: usize,
     after: Option<String>,
-) -> Result<(Vec<Value>, Option<String>), SearchError> {
+) -> Request {
     let url = format!(
         "https://api.hubapi.com/crm/v3/objects/{}/search",
         object.name
     );
-    let body = search_body(object, request, limit, after);
-    let response: Value = Request::post(url)
-        .json(&body)
-        .send()?
-        .error_for_status()?
-        .json()?;
+    Request::post(url).json(&search_body(object, request, limit, after))
+}
+
+/// One page's records, and the cursor of the next page.
+fn read_page(response: Response) -> Result<(Vec<Value>, Option<String>), SearchError> {
+    let response: Value = response.error_for_status()?.json()?;
     let next = response
         .str_at("/paging/next/after")
         .filter(|a| !a.is_empty())

@@ -8,7 +8,7 @@
 //! filters in a group), `AND`ed with `updated_at` bounds (Unix seconds,
 //! strict `>`/`<`). Pages follow `pages.next.starting_after`. Citations are
 //! the inbox's conversation pages; the workspace id in them comes from the
-//! `workspace_id` setting, else from `GET /me`.
+//! `workspace_id` setting, else from `GET /me` (sent with the first page).
 
 use quarry_connector_sdk::page::Page;
 use quarry_connector_sdk::prelude::*;
@@ -27,39 +27,15 @@ struct Intercom;
 
 impl Connector for Intercom {
     fn search(request: SearchRequest) -> Result<Vec<Document>, SearchError> {
-        let app = match request
-            .setting("workspace_id")
-            .filter(|w| !w.trim().is_empty())
-        {
-            Some(w) => workspace(w)?,
-            None => workspace_of_token()?,
-        };
         let query = search_query(&request);
         let want = request.max_results.clamp(1, 150) as usize;
+        let (app, mut first) = app_and_first_page(&request, search_page(&query, want, None))?;
         let conversations = collect_pages(want, MAX_PAGES, |cursor: Option<String>| {
-            let mut pagination = json!({ "per_page": want });
-            if let Some(c) = cursor {
-                pagination["starting_after"] = json!(c);
-            }
-            let body = json!({
-                "query": query,
-                "pagination": pagination,
-                "sort": { "field": "updated_at", "order": "descending" },
-            });
-            let response: Value =
-                intercom(Request::post(format!("{API}/conversations/search")).json(&body))?
-                    .json()?;
-            if response.get("conversations").is_none() {
-                return Err(SearchError::InvalidResponse(
-                    "the search response has no conversations".into(),
-                ));
-            }
-            Ok(Page {
-                items: response.array_at("/conversations").to_vec(),
-                next: response
-                    .str_at("/pages/next/starting_after")
-                    .map(String::from),
-            })
+            let response = match first.take() {
+                Some(answer) => check(answer?)?,
+                None => intercom(search_page(&query, want, cursor))?,
+            };
+            read_page(response)
         })?;
         let mut picked: Vec<(usize, &Value)> = Vec::new();
         let mut seen = std::collections::BTreeSet::new();
@@ -85,7 +61,7 @@ impl Connector for Intercom {
                     "{API}/conversations/{}",
                     quarry_connector_sdk::url::segment(id)
                 );
-                Request::get(url).header("intercom-version", VERSION)
+                versioned(Request::get(url))
             })
             .collect();
         let mut fulls = send_all(requests).into_iter();
@@ -104,7 +80,41 @@ impl Connector for Intercom {
 }
 
 fn intercom(request: Request) -> Result<Response, SearchError> {
-    check(request.header("intercom-version", VERSION).send()?)
+    check(versioned(request).send()?)
+}
+
+/// Every request names the API version whose shapes this code reads.
+fn versioned(request: Request) -> Request {
+    request.header("intercom-version", VERSION)
+}
+
+/// One page of the conversation search.
+fn search_page(query: &Value, want: usize, cursor: Option<String>) -> Request {
+    let mut pagination = json!({ "per_page": want });
+    if let Some(c) = cursor {
+        pagination["starting_after"] = json!(c);
+    }
+    let body = json!({
+        "query": query,
+        "pagination": pagination,
+        "sort": { "field": "updated_at", "order": "descending" },
+    });
+    Request::post(format!("{API}/conversations/search")).json(&body)
+}
+
+fn read_page(response: Response) -> Result<Page<Value, String>, SearchError> {
+    let response: Value = response.json()?;
+    if response.get("conversations").is_none() {
+        return Err(SearchError::InvalidResponse(
+            "the search response has no conversations".into(),
+        ));
+    }
+    Ok(Page {
+        items: response.array_at("/conversations").to_vec(),
+        next: response
+            .str_at("/pages/next/starting_after")
+            .map(String::from),
+    })
 }
 
 /// Intercom's errors are `{"type": "error.list", "errors": [{"code", "message"}]}`.
@@ -145,9 +155,31 @@ fn workspace(setting: &str) -> Result<String, SearchError> {
     }
 }
 
-/// The workspace the token belongs to.
-fn workspace_of_token() -> Result<String, SearchError> {
-    let me: Value = intercom(Request::get(format!("{API}/me")))?.json()?;
+type Answer = Result<Response, SearchError>;
+
+/// The workspace id for citations: the connection's setting, else the
+/// token's (`GET /me`). `/me` does not depend on the search, so it goes out
+/// in one batch with the search's `first` page, whose answer is returned
+/// (checked after `/me`'s, as when they went one after the other).
+fn app_and_first_page(
+    request: &SearchRequest,
+    first: Request,
+) -> Result<(String, Option<Answer>), SearchError> {
+    if let Some(w) = request
+        .setting("workspace_id")
+        .filter(|w| !w.trim().is_empty())
+    {
+        return Ok((workspace(w)?, None));
+    }
+    let me = versioned(Request::get(format!("{API}/me")));
+    let mut answers = send_all(vec![me, versioned(first)]).into_iter();
+    let me = answers.next().expect("one answer per request")?;
+    Ok((workspace_of_token(check(me)?)?, answers.next()))
+}
+
+/// The workspace the token belongs to, from `/me`.
+fn workspace_of_token(me: Response) -> Result<String, SearchError> {
+    let me: Value = me.json()?;
     me.str_at("/app/id_code")
         .map(String::from)
         .ok_or_else(|| SearchError::InvalidResponse("/me has no app.id_code".into()))

@@ -3,13 +3,13 @@
 //!
 //! Graph searches `message` apart from the SharePoint types (they cannot be
 //! combined in one request), so a search is two requests: `driveItem` with
-//! `listItem`, then `message`, each paged with `from`/`size` while
-//! `moreResultsAvailable`. The question becomes KQL (`"phrase" OR term`),
-//! and the time range KQL restrictions on days (`LastModifiedTime>=`,
-//! `received>=`), refined to the second here. A hit's text is its
-//! `summary` (the highlights, `<c0>` and `<ddd/>` removed), a mail's also
-//! its `bodyPreview`; citations are the files' `webUrl` and the mails'
-//! `webLink`.
+//! `listItem`, and `message`, each paged with `from`/`size` while
+//! `moreResultsAvailable`, the pages of both going out in one batch. The
+//! question becomes KQL (`"phrase" OR term`), and the time range KQL
+//! restrictions on days (`LastModifiedTime>=`, `received>=`), refined to
+//! the second here. A hit's text is its `summary` (the highlights, `<c0>`
+//! and `<ddd/>` removed), a mail's also its `bodyPreview`; citations are
+//! the files' `webUrl` and the mails' `webLink`.
 
 use quarry_connector_sdk::page::Page;
 use quarry_connector_sdk::prelude::*;
@@ -49,41 +49,22 @@ impl Connector for Microsoft365 {
         let Some(text) = kql_text(&request) else {
             return Ok(Vec::new());
         };
-        let mut found: Vec<Vec<Value>> = Vec::new();
-        for kind in KINDS {
-            let query = kql(&text, kind.time_property, &request);
-            let size = want.min(kind.max_size);
-            let hits = collect_pages(want, MAX_PAGES, |from: Option<usize>| {
-                let from = from.unwrap_or(0);
-                let body = json!({
-                    "requests": [{
-                        "entityTypes": kind.entity_types,
-                        "query": { "queryString": query },
-                        "from": from,
-                        "size": size,
-                    }]
-                });
-                let response: Value = check(Request::post(SEARCH).json(&body).send()?)?.json()?;
-                let containers = response.array_at("/value/0/hitsContainers");
-                if response.pointer("/value/0").is_none() {
-                    return Err(SearchError::InvalidResponse(
-                        "the search response has no value".into(),
-                    ));
-                }
-                let hits: Vec<Value> = containers
-                    .iter()
-                    .flat_map(|c| c.array_at("/hits").iter().cloned())
-                    .collect();
-                let more = containers
-                    .iter()
-                    .any(|c| c.bool_at("/moreResultsAvailable") == Some(true));
-                Ok(Page {
-                    next: (more && !hits.is_empty()).then_some(from + hits.len()),
-                    items: hits,
-                })
-            })?;
-            found.push(hits);
-        }
+        let queries: Vec<String> = KINDS
+            .iter()
+            .map(|kind| kql(&text, kind.time_property, &request))
+            .collect();
+        // A kind's pages do not depend on the other kind's: each round asks
+        // for the next page of every kind still going, in one batch.
+        let found = collect_pages_each(
+            KINDS.len(),
+            want,
+            MAX_PAGES,
+            |k, from: Option<&usize>| {
+                let size = want.min(KINDS[k].max_size);
+                search_request(&KINDS[k], &queries[k], from.copied().unwrap_or(0), size)
+            },
+            |_, from, response| read_page(response, from.copied().unwrap_or(0)),
+        )?;
         // Files and mails take turns.
         let mut documents: Vec<Document> = Vec::new();
         let longest = found.iter().map(Vec::len).max().unwrap_or(0);
@@ -102,6 +83,41 @@ impl Connector for Microsoft365 {
         documents.truncate(want);
         Ok(documents)
     }
+}
+
+/// One page of one kind: `size` hits from `from` on.
+fn search_request(kind: &Kind, query: &str, from: usize, size: usize) -> Request {
+    let body = json!({
+        "requests": [{
+            "entityTypes": kind.entity_types,
+            "query": { "queryString": query },
+            "from": from,
+            "size": size,
+        }]
+    });
+    Request::post(SEARCH).json(&body)
+}
+
+/// A page's hits, and where the next page starts while Graph has more.
+fn read_page(response: Response, from: usize) -> Result<Page<Value, usize>, SearchError> {
+    let response: Value = check(response)?.json()?;
+    let containers = response.array_at("/value/0/hitsContainers");
+    if response.pointer("/value/0").is_none() {
+        return Err(SearchError::InvalidResponse(
+            "the search response has no value".into(),
+        ));
+    }
+    let hits: Vec<Value> = containers
+        .iter()
+        .flat_map(|c| c.array_at("/hits").iter().cloned())
+        .collect();
+    let more = containers
+        .iter()
+        .any(|c| c.bool_at("/moreResultsAvailable") == Some(true));
+    Ok(Page {
+        next: (more && !hits.is_empty()).then_some(from + hits.len()),
+        items: hits,
+    })
 }
 
 /// Drops what KQL reads as syntax.

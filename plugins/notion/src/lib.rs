@@ -2,7 +2,7 @@
 //!
 //! Notion's search matches page titles only, so each page found is read
 //! (`GET /v1/blocks/{id}/children`, first page of blocks) to give the host
-//! real text to rank and cite.
+//! real text to rank and cite. Those reads go out together, in one batch.
 
 use quarry_connector_sdk::page::Page;
 use quarry_connector_sdk::prelude::*;
@@ -44,15 +44,16 @@ impl Connector for Notion {
                 next,
             })
         })?;
-        let mut documents = Vec::new();
-        for page in pages
+        let pages: Vec<(&Value, &str)> = pages
             .iter()
             .filter(|p| request.in_time_range(p.str_at("/last_edited_time")))
-        {
-            let Some(id) = page.str_at("/id") else {
-                continue;
-            };
-            let text = page_text(id)?;
+            .filter_map(|p| Some((p, p.str_at("/id")?)))
+            .collect();
+        // The pages' blocks do not depend on each other: one batch.
+        let blocks = send_all(pages.iter().map(|(_, id)| blocks_request(id)).collect());
+        let mut documents = Vec::new();
+        for ((page, _), response) in pages.into_iter().zip(blocks) {
+            let text = page_text(response?)?;
             if let Some(doc) = to_document(page, text) {
                 documents.push(doc);
             }
@@ -62,21 +63,28 @@ impl Connector for Notion {
 }
 
 fn notion(request: Request) -> Result<Response, SearchError> {
-    request
-        .header("notion-version", NOTION_VERSION)
-        .send()?
-        .error_for_status()
+    versioned(request).send()?.error_for_status()
 }
 
-/// The text of a page's first 100 blocks, one block a line.
-fn page_text(id: &str) -> Result<String, SearchError> {
+/// Notion answers only requests that name the API version they expect.
+fn versioned(request: Request) -> Request {
+    request.header("notion-version", NOTION_VERSION)
+}
+
+/// The request for a page's first 100 blocks.
+fn blocks_request(id: &str) -> Request {
     let url = Url::new(format!(
         "https://api.notion.com/v1/blocks/{}/children",
         quarry_connector_sdk::url::segment(id)
     ))
     .param("page_size", 100)
     .build();
-    let body: Value = notion(Request::get(url))?.json()?;
+    versioned(Request::get(url))
+}
+
+/// The text of a page's blocks, one block a line.
+fn page_text(response: Response) -> Result<String, SearchError> {
+    let body: Value = response.error_for_status()?.json()?;
     Ok(join_non_empty(
         body.array_at("/results")
             .iter()

@@ -5,11 +5,12 @@
 //!
 //! One sobject per request, because `offset` (the only way to page) works
 //! with one: the first page of each type, then more pages of the types that
-//! still answer until `max_results` is reached. Salesforce says nothing of
-//! further results, and a page shorter than asked may come from a cap, so an
-//! empty page ends a type. The time range goes in as the type's `where`
-//! (`LastModifiedDate >= ... AND LastModifiedDate <= ...`). Citations are the
-//! records' Lightning pages, `{instance}/lightning/r/{type}/{Id}/view`.
+//! still answer until `max_results` is reached, each round of pages in one
+//! batch. Salesforce says nothing of further results, and a page shorter
+//! than asked may come from a cap, so an empty page ends a type. The time
+//! range goes in as the type's `where` (`LastModifiedDate >= ... AND
+//! LastModifiedDate <= ...`). Citations are the records' Lightning pages,
+//! `{instance}/lightning/r/{type}/{Id}/view`.
 
 use quarry_connector_sdk::prelude::*;
 use quarry_connector_sdk::text::join_non_empty;
@@ -42,44 +43,31 @@ impl Connector for Salesforce {
         };
         let filter = date_filter(&request);
         let want = request.max_results.clamp(1, 200) as usize;
-        // Per type: the records so far, and whether it may have more.
-        let mut found: Vec<(Vec<Value>, bool)> = vec![(Vec::new(), true); TYPES.len()];
-        for _ in 0..MAX_PAGES {
-            for (t, (kind, fields)) in TYPES.iter().enumerate() {
-                let total: usize = found.iter().map(|f| f.0.len()).sum();
-                let (records, more) = &found[t];
-                if !*more || (total >= want && !records.is_empty()) {
-                    continue;
-                }
-                let offset = records.len();
-                // The first page may fill `want` alone; later ones ask for
-                // what is missing (`total < want` here).
-                let limit = if offset == 0 { want } else { want - total };
-                let mut url = Url::new(&api)
-                    .param("q", &q)
-                    .param("sobject", kind)
-                    .param(&format!("{kind}.fields"), fields)
-                    .param(&format!("{kind}.limit"), limit)
-                    .param_opt(&format!("{kind}.where"), filter.as_ref());
-                if offset > 0 {
-                    url = url.param("offset", offset);
-                }
-                let body: Value = check(Request::get(url.build()).send()?)?.json()?;
-                let page = body.array_at("/searchRecords").to_vec();
-                found[t].1 = !page.is_empty() && offset + page.len() < 2000;
-                found[t].0.extend(page);
+        let page = |kind: &str, fields: &str, offset: usize, limit: usize| {
+            let mut url = Url::new(&api)
+                .param("q", &q)
+                .param("sobject", kind)
+                .param(&format!("{kind}.fields"), fields)
+                .param(&format!("{kind}.limit"), limit)
+                .param_opt(&format!("{kind}.where"), filter.as_ref());
+            if offset > 0 {
+                url = url.param("offset", offset);
             }
-            let total: usize = found.iter().map(|f| f.0.len()).sum();
-            if total >= want || found.iter().all(|f| !f.1) {
+            Request::get(url.build())
+        };
+        let mut found: Vec<Found> = (0..TYPES.len()).map(|_| Found::default()).collect();
+        for _ in 0..MAX_PAGES {
+            read_round(&mut found, want, page)?;
+            if total(&found) >= want || found.iter().all(|f| !f.more) {
                 break;
             }
         }
         // Types take turns, so that every type is represented.
         let mut documents = Vec::new();
-        let longest = found.iter().map(|f| f.0.len()).max().unwrap_or(0);
+        let longest = found.iter().map(|f| f.records.len()).max().unwrap_or(0);
         for i in 0..longest {
-            for (records, _) in &found {
-                if let Some(doc) = records.get(i).and_then(|r| to_document(r, &base))
+            for f in &found {
+                if let Some(doc) = f.records.get(i).and_then(|r| to_document(r, &base))
                     && request.in_time_range(doc.updated_at.as_deref())
                     && !documents.iter().any(|d: &Document| d.id == doc.id)
                 {
@@ -90,6 +78,95 @@ impl Connector for Salesforce {
         documents.truncate(want);
         Ok(documents)
     }
+}
+
+/// One type's records so far, and whether it may have more.
+struct Found {
+    records: Vec<Value>,
+    more: bool,
+}
+
+impl Default for Found {
+    fn default() -> Found {
+        Found {
+            records: Vec::new(),
+            more: true,
+        }
+    }
+}
+
+impl Found {
+    /// Whether the type is asked for a page: its first page always, a
+    /// later one while the types have `total < want` records.
+    fn asks(&self, total: usize, want: usize) -> bool {
+        self.more && (self.records.is_empty() || total < want)
+    }
+}
+
+fn total(found: &[Found]) -> usize {
+    found.iter().map(|f| f.records.len()).sum()
+}
+
+/// One page of every type that [`Found::asks`], in one batch.
+fn read_round(
+    found: &mut [Found],
+    want: usize,
+    page: impl Fn(&str, &str, usize, usize) -> Request,
+) -> Result<(), SearchError> {
+    let (asked, requests) = round_requests(found, want, page);
+    take_round(found, want, &asked, send_all(requests))
+}
+
+/// The types asked this round, and their requests.
+fn round_requests(
+    found: &[Found],
+    want: usize,
+    page: impl Fn(&str, &str, usize, usize) -> Request,
+) -> (Vec<usize>, Vec<Request>) {
+    let before = total(found);
+    let asked: Vec<usize> = (0..found.len())
+        .filter(|&t| found[t].asks(before, want))
+        .collect();
+    let requests = asked
+        .iter()
+        .map(|&t| {
+            let offset = found[t].records.len();
+            // The first page may fill `want` alone; later ones ask for
+            // what is missing (`before < want` here).
+            let limit = if offset == 0 { want } else { want - before };
+            page(TYPES[t].0, TYPES[t].1, offset, limit)
+        })
+        .collect();
+    (asked, requests)
+}
+
+/// A round's answers, taken in type order as if the pages had been asked
+/// one after another, each knowing what the ones before it brought: a
+/// later page that `want` no longer needs is dropped unread (a failure of
+/// it too), and one that needs fewer records than asked for is cut to
+/// them (it would have been asked for that many).
+fn take_round(
+    found: &mut [Found],
+    want: usize,
+    asked: &[usize],
+    answers: Vec<Result<Response, SearchError>>,
+) -> Result<(), SearchError> {
+    for (&t, answer) in asked.iter().zip(answers) {
+        let total = total(found);
+        let found = &mut found[t];
+        if !found.asks(total, want) {
+            continue;
+        }
+        let offset = found.records.len();
+        let body: Value = check(answer?)?.json()?;
+        let mut records = body.array_at("/searchRecords").to_vec();
+        if offset > 0 {
+            records.truncate(want - total);
+        }
+        found.more = !records.is_empty() && offset + records.len() < 2000;
+        found.records.extend(records);
+    }
+    Ok(())
 }
 
 /// `acme`, from `acme`, `acme.my.salesforce.com` or `https://acme.my.salesforce.com/`.
@@ -294,6 +371,69 @@ mod tests {
             doc.content,
             "Six cafés.\nIndustry: food beverages\nLocation: Portland, United States"
         );
+    }
+
+    fn found(n: usize) -> Found {
+        Found {
+            records: (0..n).map(|i| json!({ "Id": i })).collect(),
+            more: true,
+        }
+    }
+
+    fn answer(ids: &[usize]) -> Result<Response, SearchError> {
+        let records: Vec<Value> = ids.iter().map(|i| json!({ "Id": i })).collect();
+        Ok(Response {
+            status: 200,
+            headers: vec![],
+            body: json!({ "searchRecords": records }).to_string().into_bytes(),
+        })
+    }
+
+    #[test]
+    fn takes_a_round_as_if_asked_one_after_another() {
+        let pages = std::cell::RefCell::new(Vec::new());
+        let page = |kind: &str, _: &str, offset: usize, limit: usize| {
+            pages.borrow_mut().push((kind.to_string(), offset, limit));
+            Request::get("https://x.example")
+        };
+        // Both types' first pages, whatever the first brings.
+        let mut types = vec![Found::default(), Found::default()];
+        let (asked, _) = round_requests(&types, 4, page);
+        assert_eq!(asked, vec![0, 1]);
+        assert_eq!(
+            pages.take(),
+            vec![("Case".into(), 0, 4), ("Account".into(), 0, 4)]
+        );
+        take_round(
+            &mut types,
+            4,
+            &asked,
+            vec![answer(&[0, 1, 2, 3]), answer(&[9])],
+        )
+        .unwrap();
+        assert_eq!((types[0].records.len(), types[1].records.len()), (4, 1));
+        assert!(round_requests(&types, 4, page).0.is_empty());
+
+        // Later pages ask for what is missing; the second is cut to what
+        // the first left missing...
+        let mut types = vec![found(3), found(2)];
+        let (asked, _) = round_requests(&types, 7, page);
+        assert_eq!(asked, vec![0, 1]);
+        assert_eq!(
+            pages.take(),
+            vec![("Case".into(), 3, 2), ("Account".into(), 2, 2)]
+        );
+        take_round(&mut types, 7, &asked, vec![answer(&[3]), answer(&[2, 3])]).unwrap();
+        assert_eq!((types[0].records.len(), types[1].records.len()), (4, 3));
+        // ...and dropped unread, a failure too, when the first filled `want`.
+        let mut types = vec![found(3), found(2)];
+        let failed = Err(SearchError::RateLimited(Some(5)));
+        take_round(&mut types, 7, &asked, vec![answer(&[3, 4]), failed]).unwrap();
+        assert_eq!((types[0].records.len(), types[1].records.len()), (5, 2));
+        // An empty page ends a type.
+        let mut types = vec![found(3), found(2)];
+        take_round(&mut types, 7, &asked, vec![answer(&[]), answer(&[])]).unwrap();
+        assert!(types.iter().all(|t| !t.more));
     }
 
     #[test]

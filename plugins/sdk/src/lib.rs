@@ -72,7 +72,7 @@ pub use bindings::exports::quarry::connector::search::{
 pub mod prelude {
     pub use crate::http::{Request, Response, send_all};
     pub use crate::json::JsonExt;
-    pub use crate::page::collect_pages;
+    pub use crate::page::{collect_pages, collect_pages_each};
     pub use crate::url::Url;
     pub use crate::{Connector, Document, SearchError, SearchRequest, SearchRequestExt};
     pub use serde_json::{Value, json};
