@@ -40,7 +40,7 @@ const USERS: [&str; 2] = ["alice", "bob"];
 pub const DEMO_PASSWORD: &str = "quarry-demo-password";
 
 /// Settings the fake company's connections need.
-fn demo_settings(connector: &str) -> Vec<(String, String)> {
+pub fn demo_settings(connector: &str) -> Vec<(String, String)> {
     match connector {
         "github" => vec![("scope".into(), "repo:acme/shop".into())],
         "zendesk" => vec![("subdomain".into(), "acme".into())],

@@ -253,7 +253,7 @@ impl Search {
     }
 }
 
-fn search_request(plan: &QueryPlan, max_results: usize) -> SearchRequest {
+pub fn search_request(plan: &QueryPlan, max_results: usize) -> SearchRequest {
     SearchRequest {
         query: plan.keywords.clone(),
         terms: plan.terms.clone(),

@@ -3,17 +3,21 @@
 //! embeds, and nDCG@10 on ir-dbpedia (`quarry eval-ranking`'s offline
 //! figure) for each.
 //!
-//! The first row is the path the server took before the scheduler (one
-//! caller, all-MiniLM-L6-v2 on candle f32 with each matrix product split
-//! over both cores, texts cut at 128 tokens); the others go through the
-//! scheduler, as the server does now (workers, each on one core, batches
-//! cut by length), and show what a shorter token cap would buy and cost.
+//! The first row is the path the server took before (one caller,
+//! all-MiniLM-L6-v2 on candle f32 with each matrix product split over both
+//! cores, texts cut at 128 tokens, matrix products without AVX-512). The
+//! rows marked "baseline build" run a copy of this benchmark built without
+//! the `avx512` feature, which `embedder` builds first; the others go
+//! through the scheduler as the server does now (workers, each on one
+//! core, batches cut by length) with candle's AVX-512 kernels, and show
+//! what a shorter token cap buys and costs.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::sync::Arc;
 use std::time::Instant;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, bail, ensure};
 use quarry::rank::eval::{Beir, evaluate};
 use quarry::rank::{Embedder, MiniLm, Priority, Scheduler};
 
@@ -28,45 +32,72 @@ struct Variant {
     workers: usize,
     /// Threads candle splits each matrix product over (`None`: all cores).
     threads: Option<usize>,
+    /// Run by the copy built without AVX-512 kernels.
+    baseline_build: bool,
 }
 
-const VARIANTS: [Variant; 4] = [
+const VARIANTS: [Variant; 6] = [
     Variant {
-        name: "before: 1 caller, candle on all cores, 128 tokens",
+        name: "before: 1 caller, candle on all cores, 128 tokens, no AVX-512",
         max_tokens: 128,
         workers: 0,
         threads: None,
+        baseline_build: true,
     },
     Variant {
-        name: "scheduler: 1 worker, candle on all cores, 128 tokens",
-        max_tokens: 128,
-        workers: 1,
-        threads: None,
-    },
-    Variant {
-        name: "scheduler: 2 workers, 1 core each, 128 tokens (the server)",
+        name: "scheduler: 2 workers, 1 core each, 128 tokens, no AVX-512",
         max_tokens: 128,
         workers: 2,
         threads: Some(1),
+        baseline_build: true,
     },
     Variant {
-        name: "scheduler: 2 workers, 1 core each, 64 tokens",
+        name: "scheduler: 2 workers, 1 core each, 128 tokens, AVX-512",
+        max_tokens: 128,
+        workers: 2,
+        threads: Some(1),
+        baseline_build: false,
+    },
+    Variant {
+        name: "scheduler: 2 workers, 1 core each, 96 tokens, AVX-512 (the server)",
+        max_tokens: 96,
+        workers: 2,
+        threads: Some(1),
+        baseline_build: false,
+    },
+    Variant {
+        name: "scheduler: 2 workers, 1 core each, 80 tokens, AVX-512",
+        max_tokens: 80,
+        workers: 2,
+        threads: Some(1),
+        baseline_build: false,
+    },
+    Variant {
+        name: "scheduler: 2 workers, 1 core each, 64 tokens, AVX-512",
         max_tokens: 64,
         workers: 2,
         threads: Some(1),
+        baseline_build: false,
     },
 ];
 
 /// Runs every variant, each in its own process: the thread settings take
 /// effect when a process starts (rayon sizes its pool once), as they do in
 /// the server (`quarry serve` sets `RAYON_NUM_THREADS=1` at start).
-pub fn run(quality: bool) -> Result<()> {
+pub fn run(repo: &Path, quality: bool) -> Result<()> {
+    let current = std::env::current_exe()?;
+    let baseline = build_baseline(repo)?;
     println!("embedder benchmark: {TIMED} ir-dbpedia passages per variant, 4 concurrent jobs");
     println!("| variant | passages/s | × before | nDCG@10 |");
     println!("|---|---|---|---|");
     let mut before = None;
     for (n, variant) in VARIANTS.iter().enumerate() {
-        let mut child = std::process::Command::new(std::env::current_exe()?);
+        let binary = if variant.baseline_build {
+            &baseline
+        } else {
+            &current
+        };
+        let mut child = Command::new(binary);
         child.args(["embedder", "--variant", &n.to_string()]);
         if !quality {
             child.arg("--no-quality");
@@ -94,6 +125,29 @@ pub fn run(quality: bool) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// Builds this benchmark without the `avx512` feature and keeps the copy
+/// as `quarry-bench-baseline`, then builds it back as it was (cargo keeps
+/// both builds, so the second is only a copy).
+fn build_baseline(repo: &Path) -> Result<PathBuf> {
+    let release = repo.join("target/release");
+    let cargo = |features: &[&str]| -> Result<()> {
+        let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+            .current_dir(repo)
+            .args(["build", "--quiet", "--release", "-p", "quarry-bench"])
+            .args(features)
+            .status()
+            .context("running cargo")?;
+        ensure!(status.success(), "cargo build {features:?} failed");
+        Ok(())
+    };
+    eprintln!("building the baseline (no AVX-512 kernels); the first time takes minutes");
+    cargo(&["--no-default-features"])?;
+    let baseline = release.join("quarry-bench-baseline");
+    std::fs::copy(release.join("quarry-bench"), &baseline)?;
+    cargo(&[])?;
+    Ok(baseline)
 }
 
 /// Measures one variant in this process and prints `<passages/s> <nDCG@10>`.

@@ -1,0 +1,77 @@
+//! The release `quarry demo`, started for a benchmark and stopped when
+//! dropped: its address, a user's token, its CA and its metrics URL.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+use anyhow::{Context, Result, ensure};
+
+pub struct Demo {
+    process: Child,
+    /// Where the demo keeps its data (removed when dropped).
+    pub data: tempfile::TempDir,
+    /// `https://127.0.0.1:PORT/v1`.
+    pub base: String,
+    /// The first demo user's bearer token.
+    pub token: String,
+    /// The PEM file of the CA that signed the server's certificate.
+    pub ca_cert: PathBuf,
+}
+
+impl Demo {
+    /// Starts `target/release/quarry demo` with every built connector,
+    /// with extra flags and `QUARRY_*` settings.
+    pub fn start(root: &Path, args: &[&str], env: &[(&str, &str)]) -> Result<Demo> {
+        let binary = root.join("target/release/quarry");
+        ensure!(
+            binary.exists(),
+            "build the server first: cargo build --release -p quarry"
+        );
+        let data = tempfile::tempdir()?;
+        let mut command = Command::new(&binary);
+        command
+            .args(["demo", "--listen", "127.0.0.1:0", "--plugins-dir"])
+            .arg(root.join("target/plugins"))
+            .arg("--data-dir")
+            .arg(data.path())
+            .args(args)
+            .env("QUARRY_LOG", "warn")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
+        for (name, value) in env {
+            command.env(name, value);
+        }
+        let mut process = command.spawn().context("starting quarry demo")?;
+        let mut line = String::new();
+        let stdout = process.stdout.take().context("demo stdout")?;
+        BufReader::new(stdout).read_line(&mut line)?;
+        let started: serde_json::Value =
+            serde_json::from_str(&line).context("the demo's first line")?;
+        let field = |pointer: &str| {
+            started
+                .pointer(pointer)
+                .and_then(|v| v.as_str())
+                .map(str::to_string)
+                .with_context(|| format!("{pointer} in the demo's first line"))
+        };
+        Ok(Demo {
+            base: field("/base_url")?,
+            token: field("/users/0/token")?,
+            ca_cert: field("/ca_cert")?.into(),
+            process,
+            data,
+        })
+    }
+
+    pub fn metrics_url(&self) -> String {
+        self.base.trim_end_matches("/v1").to_string() + "/metrics"
+    }
+}
+
+impl Drop for Demo {
+    fn drop(&mut self) {
+        let _ = self.process.kill();
+        let _ = self.process.wait();
+    }
+}
