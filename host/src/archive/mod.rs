@@ -11,15 +11,13 @@
 //! shared embedding scheduler. The index is written back sealed from time
 //! to time and at shutdown.
 //!
-//! A deep search never waits for the indexer: it answers from the index
-//! plus an exact scan of the user's few entries still queued (embedded with
-//! the search term, in one live job). Only a user with a large backlog
-//! (more than [`EXACT_SCAN_LIMIT`] queued) waits for it to be indexed, so
-//! that a user always finds what they archived.
+//! A deep search never waits for the indexer (`deep_search.rs`): it
+//! answers from the index plus a scan of the user's entries still queued.
 //!
 //! Entries are the truth; the stored index is a cache of them: one missing,
 //! stale or built by another embedder is rebuilt from the entries.
 
+mod deep_search;
 mod entries;
 mod index;
 
@@ -35,7 +33,6 @@ use self::entries::{
 };
 pub use self::entries::{Entry, HistoryRecord};
 pub use self::index::{Hit, UserIndex};
-use crate::rank::embed::cosine;
 use crate::rank::{Priority, Scheduler};
 use crate::store::Store;
 
@@ -45,9 +42,6 @@ const SEGMENT_BYTES: usize = 16 << 20;
 /// The indexer hands the scheduler this many passages at a time, so that
 /// a batch's vectors are stored before the next is embedded.
 const EMBED_BATCH: usize = 64;
-/// A deep search embeds up to this many queued entries itself; beyond it,
-/// it waits for the indexer.
-pub const EXACT_SCAN_LIMIT: usize = 64;
 /// The stored index is rewritten once this many vectors (or a tenth of the
 /// index, when smaller) were added since: the entries hold every vector, so
 /// a crash in between loses nothing; the next load adds the rest.
@@ -216,64 +210,6 @@ impl Archive {
                 tracing::warn!(error = format!("{error:#}"), "adding to the archive index");
             }
         }
-    }
-
-    /// The archived chunks of `user_id` most similar to `term`, within
-    /// `[from_ms, to_ms]` (inclusive) on `queried_at`.
-    pub async fn search(
-        &self,
-        user_id: &str,
-        term: &str,
-        from_ms: Option<i64>,
-        to_ms: Option<i64>,
-        max_results: usize,
-    ) -> Result<DeepSearchOutcome> {
-        let slot = self.slot(user_id);
-        self.load(user_id, &slot).await?;
-        let mut queued = self.pending_batch(user_id, EXACT_SCAN_LIMIT + 1)?;
-        if queued.len() > EXACT_SCAN_LIMIT {
-            // A backlog: wait for it to be indexed rather than miss it.
-            let _indexing = slot.indexing.lock().await;
-            self.index_pending(user_id, &slot).await?;
-            queued.clear();
-        }
-        queued.retain(|(_, entry)| within(entry.queried_at_ms, from_ms, to_ms));
-        // The term and the queued entries, in one live job.
-        let mut texts = vec![term.to_string()];
-        texts.extend(queued.iter().map(|(_, entry)| entry.content.clone()));
-        let mut vectors = self.embedder.embed_all(&texts, Priority::Live).await?;
-        let vector = vectors.remove(0);
-        let (mut hits, total_matches) = {
-            let guard = slot.index.lock().expect("index lock");
-            let index = guard.as_ref().context("the index was unloaded")?;
-            let window = index.window(from_ms, to_ms);
-            let total = window.end - window.start;
-            (index.search(&vector, window, max_results)?, total)
-        };
-        let mut scanned = Vec::with_capacity(queued.len());
-        for ((seq, mut entry), found) in queued.into_iter().zip(vectors) {
-            hits.retain(|hit| hit.seq != seq);
-            hits.push(Hit {
-                seq,
-                similarity: cosine(&vector, &found),
-            });
-            entry.vector = Some((self.embedder_name().to_string(), found));
-            scanned.push((seq, entry));
-        }
-        hits.sort_by(|a, b| {
-            b.similarity
-                .total_cmp(&a.similarity)
-                .then(b.seq.cmp(&a.seq))
-        });
-        hits.truncate(max_results);
-        if !scanned.is_empty() {
-            // Embedded once: the indexer need not do them again.
-            self.index_embedded(user_id, &slot, &scanned)?;
-        }
-        Ok(DeepSearchOutcome {
-            found: self.open_hits(user_id, &hits)?,
-            total_matches,
-        })
     }
 
     /// The entries of `hits`, without their vectors.
@@ -880,7 +816,7 @@ mod tests {
         let store = Arc::new(Store::open(dir.path(), None).unwrap());
         let user = store.create_user("a@b.c").unwrap();
         let archive = archive(store.clone());
-        let texts: Vec<String> = (0..EXACT_SCAN_LIMIT + 10)
+        let texts: Vec<String> = (0..deep_search::QUEUED_SCAN_LIMIT + 10)
             .map(|n| format!("filler record number {n}"))
             .chain(["the rollout checklist for payments".to_string()])
             .collect();

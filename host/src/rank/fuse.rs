@@ -59,6 +59,13 @@ pub fn semantic_relevance(cosine: f32) -> f32 {
     ((cosine - COSINE_FLOOR) / (COSINE_CEILING - COSINE_FLOOR)).clamp(0.0, 1.0)
 }
 
+/// The cosine whose [`semantic_relevance`] is `relevance`: where a passage
+/// placed on the model's scale sits among cosines (the archive compares
+/// by cosine).
+pub fn cosine_of_relevance(relevance: f32) -> f32 {
+    COSINE_FLOOR + relevance.clamp(0.0, 1.0) * (COSINE_CEILING - COSINE_FLOOR)
+}
+
 /// The semantic stage of one offline ranking: the embedder and the
 /// question's vector. (Live queries embed through the
 /// [`super::Scheduler`], which overlaps embedding with the connectors.)

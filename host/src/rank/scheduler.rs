@@ -405,7 +405,17 @@ impl Job {
     /// Collects vectors until every submitted text has one (of the job's
     /// current generation), the job failed, or `deadline` passes.
     pub async fn wait(&mut self, deadline: Option<Instant>) {
-        while !self.complete() && self.failed.is_none() {
+        self.wait_until(deadline, Job::complete).await
+    }
+
+    /// Collects vectors until `key`'s has arrived or the job failed.
+    pub async fn wait_for(&mut self, key: usize) {
+        self.wait_until(None, |job| job.vectors.contains_key(&key))
+            .await
+    }
+
+    async fn wait_until(&mut self, deadline: Option<Instant>, done: impl Fn(&Job) -> bool) {
+        while !done(self) && self.failed.is_none() {
             let next = self.events.recv();
             let event = match deadline {
                 Some(deadline) => match tokio::time::timeout_at(deadline.into(), next).await {
