@@ -59,14 +59,14 @@ const VARIANTS: [Variant; 6] = [
         baseline_build: false,
     },
     Variant {
-        name: "scheduler: 2 workers, 1 core each, 96 tokens, AVX-512 (the server)",
+        name: "scheduler: 2 workers, 1 core each, 96 tokens, AVX-512",
         max_tokens: 96,
         workers: 2,
         threads: Some(1),
         baseline_build: false,
     },
     Variant {
-        name: "scheduler: 2 workers, 1 core each, 80 tokens, AVX-512",
+        name: "scheduler: 2 workers, 1 core each, 80 tokens, AVX-512 (the server)",
         max_tokens: 80,
         workers: 2,
         threads: Some(1),
