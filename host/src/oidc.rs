@@ -472,7 +472,7 @@ impl Claims {
             return Err("it was issued in the future (iat)".into());
         }
         let sent = self.nonce.as_deref().unwrap_or_default();
-        if !crate::dashboard::session::constant_time_eq(sent, nonce) {
+        if !crate::secret::constant_time_eq(sent, nonce) {
             return Err("the nonce is not the one this sign-in sent".into());
         }
         // Core §3.1.3.7 items 4 and 5.

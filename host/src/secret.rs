@@ -30,3 +30,23 @@ impl fmt::Display for Secret {
         f.write_str("***")
     }
 }
+
+/// Whether two secrets (CSRF tokens, nonces, bindings) are equal, in time
+/// that does not depend on where they differ. Their lengths are not secret.
+pub fn constant_time_eq(a: &str, b: &str) -> bool {
+    use subtle::ConstantTimeEq;
+    a.as_bytes().ct_eq(b.as_bytes()).into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::constant_time_eq;
+
+    #[test]
+    fn equal_only_when_every_byte_and_the_length_match() {
+        assert!(constant_time_eq("abc", "abc"));
+        assert!(!constant_time_eq("abc", "abd"));
+        assert!(!constant_time_eq("abc", "ab"));
+        assert!(constant_time_eq("", ""));
+    }
+}

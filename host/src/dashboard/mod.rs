@@ -179,7 +179,7 @@ async fn check(dashboard: &Dashboard, peer: SocketAddr, request: Request, next: 
             return Redirect::to("/dashboard/login").into_response();
         };
         let sent = form_field(&bytes, "csrf");
-        if !sent.is_some_and(|sent| session::constant_time_eq(&sent, &session.csrf)) {
+        if !sent.is_some_and(|sent| crate::secret::constant_time_eq(&sent, &session.csrf)) {
             return templates::message(
                 StatusCode::FORBIDDEN,
                 "Request refused",

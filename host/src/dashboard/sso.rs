@@ -24,9 +24,10 @@ use redb::{ReadableDatabase, ReadableTable, TableDefinition, WriteTransaction};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::session::{self, Session, constant_time_eq, login_form};
+use super::session::{self, Session, login_form};
 use super::{Dashboard, Peer, expected_origin, pending};
 use crate::oidc::{Identity, SsoError};
+use crate::secret::constant_time_eq;
 use crate::store::{Store, random_b64};
 
 /// Sign-ins in flight: [`SigningIn`] by `state`.
