@@ -13,6 +13,8 @@ pub mod dashboard;
 pub mod deletion;
 pub mod demo;
 pub mod eval_live;
+#[cfg(test)]
+mod invariants;
 pub mod issuer;
 pub mod logging;
 pub mod metrics;
