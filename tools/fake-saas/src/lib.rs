@@ -54,6 +54,8 @@ mod vendors;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
+use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::Ordering::SeqCst;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -210,8 +212,8 @@ pub(crate) struct Shared {
 /// Vendor requests being answered right now, and the most seen at once.
 #[derive(Default)]
 pub(crate) struct Concurrency {
-    now: std::sync::atomic::AtomicUsize,
-    most: std::sync::atomic::AtomicUsize,
+    now: AtomicUsize,
+    most: AtomicUsize,
 }
 
 /// Counts one vendor request as in flight until dropped.
@@ -219,16 +221,23 @@ pub(crate) struct InFlight<'a>(&'a Concurrency);
 
 impl Concurrency {
     pub(crate) fn enter(&self) -> InFlight<'_> {
-        use std::sync::atomic::Ordering::SeqCst;
         let now = self.now.fetch_add(1, SeqCst) + 1;
         self.most.fetch_max(now, SeqCst);
         InFlight(self)
+    }
+
+    fn most(&self) -> usize {
+        self.most.load(SeqCst)
+    }
+
+    fn forget_most(&self) {
+        self.most.store(0, SeqCst);
     }
 }
 
 impl Drop for InFlight<'_> {
     fn drop(&mut self) {
-        self.0.now.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+        self.0.now.fetch_sub(1, SeqCst);
     }
 }
 
@@ -349,15 +358,13 @@ impl FakeSaas {
     /// Forgets the recorded requests, and the most seen in flight at once.
     pub fn clear_requests(&self) {
         lock(&self.shared.requests).clear();
-        let most = &self.shared.concurrency.most;
-        most.store(0, std::sync::atomic::Ordering::SeqCst);
+        self.shared.concurrency.forget_most();
     }
 
     /// The most vendor requests that were being answered at the same time
     /// since the start or the last [`FakeSaas::clear_requests`].
     pub fn most_in_flight(&self) -> usize {
-        let most = &self.shared.concurrency.most;
-        most.load(std::sync::atomic::Ordering::SeqCst)
+        self.shared.concurrency.most()
     }
 
     /// Applies `fault` to the next `fault.count` vendor requests to `host` (all of them
