@@ -5,13 +5,13 @@
 //! task for every feature. Notes carry the Jira or Linear keys, the pull
 //! requests and the plan in Notion.
 
-use std::sync::OnceLock;
+use std::sync::LazyLock;
 
 use serde::{Deserialize, Serialize};
 
 use super::derived::{Derived, derived};
 use super::stories::{B, Kind};
-use super::{Person, Record, parse_date, people};
+use super::{Indexed, Person, parse_date, people};
 use crate::search::Doc;
 use crate::time;
 
@@ -44,50 +44,28 @@ pub struct AsanaTask {
     pub modified_unix: i64,
 }
 
-impl Record for AsanaTask {
-    fn citation_url(&self) -> &str {
-        &self.permalink_url
-    }
-    fn searchable_text(&self) -> String {
-        format!("{}\n{}", self.name, self.notes)
-    }
-    fn updated_unix(&self) -> i64 {
-        self.modified_unix
-    }
-}
+impl_record!(AsanaTask, url: permalink_url, updated: modified_unix,
+    text: |t| format!("{}\n{}", t.name, t.notes));
 
-struct Built {
-    tasks: Vec<AsanaTask>,
-    docs: Vec<Doc>,
-    names: Vec<Doc>,
-}
+static TASKS: LazyLock<Indexed<AsanaTask>> = LazyLock::new(|| Indexed::new(build()));
 
-fn built() -> &'static Built {
-    static BUILT: OnceLock<Built> = OnceLock::new();
-    BUILT.get_or_init(|| {
-        let tasks = build();
-        let docs = tasks
-            .iter()
-            .map(|t| Doc::new(&t.searchable_text()))
-            .collect();
-        let names = tasks.iter().map(|t| Doc::new(&t.name)).collect();
-        Built { tasks, docs, names }
-    })
-}
+/// Names only, pre-tokenized for the typeahead.
+static NAMES: LazyLock<Vec<Doc>> =
+    LazyLock::new(|| asana_tasks().iter().map(|t| Doc::new(&t.name)).collect());
 
 /// Tasks, in creation order.
 pub fn asana_tasks() -> &'static [AsanaTask] {
-    &built().tasks
+    &TASKS.records
 }
 
 /// Name and notes of each task (task search).
 pub(crate) fn asana_docs() -> &'static [Doc] {
-    &built().docs
+    &TASKS.docs
 }
 
 /// Names only (typeahead).
 pub(crate) fn asana_name_docs() -> &'static [Doc] {
-    &built().names
+    &NAMES
 }
 
 /// A 16-digit gid derived from a seed.

@@ -5,13 +5,13 @@
 //! and other stories that have a pull request or a write-up have
 //! engineering notes. Texts carry the Jira keys and PR links.
 
-use std::sync::OnceLock;
+use std::sync::LazyLock;
 
 use serde::{Deserialize, Serialize};
 
 use super::derived::{Derived, derived, escape_html, plain_slack};
 use super::stories::{B, Kind, Team};
-use super::{JIRA_SITE, Record, zendesk_tickets};
+use super::{Indexed, JIRA_SITE, zendesk_tickets};
 use crate::search::Doc;
 use crate::time;
 
@@ -46,45 +46,21 @@ pub struct ConfluencePage {
     pub updated_unix: i64,
 }
 
-impl Record for ConfluencePage {
-    fn citation_url(&self) -> &str {
-        &self.url
-    }
-    fn searchable_text(&self) -> String {
-        format!("{}\n{}", self.title, self.body_text)
-    }
-    fn updated_unix(&self) -> i64 {
-        self.updated_unix
-    }
-}
+impl_record!(ConfluencePage, url: url, updated: updated_unix,
+    text: |p| format!("{}\n{}", p.title, p.body_text));
 
 /// The wiki's base URL, as `_links.base` gives it.
 pub const CONFLUENCE_BASE: &str = "https://acme.atlassian.net/wiki";
 
-struct Built {
-    pages: Vec<ConfluencePage>,
-    docs: Vec<Doc>,
-}
-
-fn built() -> &'static Built {
-    static BUILT: OnceLock<Built> = OnceLock::new();
-    BUILT.get_or_init(|| {
-        let pages = build();
-        let docs = pages
-            .iter()
-            .map(|p| Doc::new(&p.searchable_text()))
-            .collect();
-        Built { pages, docs }
-    })
-}
+static PAGES: LazyLock<Indexed<ConfluencePage>> = LazyLock::new(|| Indexed::new(build()));
 
 /// Confluence pages and blog posts, in creation order.
 pub fn confluence_pages() -> &'static [ConfluencePage] {
-    &built().pages
+    &PAGES.records
 }
 
 pub(crate) fn confluence_docs() -> &'static [Doc] {
-    &built().docs
+    &PAGES.docs
 }
 
 /// A body being written: storage XHTML and plain text side by side.

@@ -3,13 +3,13 @@
 //! incident timelines as spreadsheets, one PDF report, and two drafts in
 //! the trash. Texts carry the Jira keys and links.
 
-use std::sync::OnceLock;
+use std::sync::LazyLock;
 
 use serde::{Deserialize, Serialize};
 
 use super::derived::{derived, token};
 use super::stories::{B, Kind};
-use super::{Record, people};
+use super::{Indexed, people};
 use crate::search::Doc;
 use crate::time;
 
@@ -41,47 +41,21 @@ pub struct DriveFile {
     pub modified_unix: i64,
 }
 
-impl Record for DriveFile {
-    fn citation_url(&self) -> &str {
-        &self.web_view_link
-    }
-    fn searchable_text(&self) -> String {
-        format!(
-            "{}\n{}\n{}",
-            self.name,
-            self.description.as_deref().unwrap_or_default(),
-            self.text
-        )
-    }
-    fn updated_unix(&self) -> i64 {
-        self.modified_unix
-    }
-}
+impl_record!(DriveFile, url: web_view_link, updated: modified_unix,
+text: |f| {
+    let description = f.description.as_deref().unwrap_or_default();
+    format!("{}\n{}\n{}", f.name, description, f.text)
+});
 
-struct Built {
-    files: Vec<DriveFile>,
-    docs: Vec<Doc>,
-}
-
-fn built() -> &'static Built {
-    static BUILT: OnceLock<Built> = OnceLock::new();
-    BUILT.get_or_init(|| {
-        let files = build();
-        let docs = files
-            .iter()
-            .map(|f| Doc::new(&f.searchable_text()))
-            .collect();
-        Built { files, docs }
-    })
-}
+static FILES: LazyLock<Indexed<DriveFile>> = LazyLock::new(|| Indexed::new(build()));
 
 /// Drive files, in creation order (trashed ones included).
 pub fn drive_files() -> &'static [DriveFile] {
-    &built().files
+    &FILES.records
 }
 
 pub(crate) fn drive_docs() -> &'static [Doc] {
-    &built().docs
+    &FILES.docs
 }
 
 const ID_CHARS: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";

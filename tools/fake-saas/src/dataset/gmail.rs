@@ -3,7 +3,7 @@
 //! ticket; shoppers write about incidents and get the postmortem; Stripe
 //! writes about the payments work, and engineers forward it with the ticket.
 
-use std::sync::OnceLock;
+use std::sync::LazyLock;
 
 use serde::{Deserialize, Serialize};
 
@@ -11,7 +11,7 @@ use super::confluence_pages;
 use super::customers::{CUSTOMERS, Who, contact, shopper, voice};
 use super::derived::derived;
 use super::stories::Kind;
-use super::{Record, people, zendesk_tickets};
+use super::{Indexed, people, zendesk_tickets};
 use crate::search::Doc;
 use crate::time;
 
@@ -75,45 +75,18 @@ impl GmailMessage {
     }
 }
 
-impl Record for GmailMessage {
-    fn citation_url(&self) -> &str {
-        &self.url
-    }
-    fn searchable_text(&self) -> String {
-        format!(
-            "{}\n{}\n{}\n{}\n{}",
-            self.subject, self.from_name, self.from_email, self.to, self.body
-        )
-    }
-    fn updated_unix(&self) -> i64 {
-        self.unix
-    }
-}
+impl_record!(GmailMessage, url: url, updated: unix,
+    text: |m| format!("{}\n{}\n{}\n{}\n{}", m.subject, m.from_name, m.from_email, m.to, m.body));
 
-struct Built {
-    messages: Vec<GmailMessage>,
-    docs: Vec<Doc>,
-}
-
-fn built() -> &'static Built {
-    static BUILT: OnceLock<Built> = OnceLock::new();
-    BUILT.get_or_init(|| {
-        let messages = build();
-        let docs = messages
-            .iter()
-            .map(|m| Doc::new(&m.searchable_text()))
-            .collect();
-        Built { messages, docs }
-    })
-}
+static MESSAGES: LazyLock<Indexed<GmailMessage>> = LazyLock::new(|| Indexed::new(build()));
 
 /// The mailbox's messages, oldest first.
 pub fn gmail_messages() -> &'static [GmailMessage] {
-    &built().messages
+    &MESSAGES.records
 }
 
 pub(crate) fn gmail_docs() -> &'static [Doc] {
-    &built().docs
+    &MESSAGES.docs
 }
 
 struct Draft {

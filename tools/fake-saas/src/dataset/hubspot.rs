@@ -3,7 +3,7 @@
 //! ticket for every problem a business customer reported (with the Jira
 //! key, the fix and the Zendesk ticket).
 
-use std::sync::OnceLock;
+use std::sync::LazyLock;
 
 use serde::{Deserialize, Serialize};
 
@@ -12,7 +12,7 @@ use super::customers::{
     MUELLER, NORDIC, SUNRISE, VOICES, Who, ascii,
 };
 use super::derived::{derived, end_limit};
-use super::{Record, parse_date, zendesk_tickets};
+use super::{Indexed, parse_date, zendesk_tickets};
 use crate::search::Doc;
 use crate::time;
 
@@ -72,46 +72,24 @@ impl HubspotObject {
     }
 }
 
-impl Record for HubspotObject {
-    fn citation_url(&self) -> &str {
-        &self.url
-    }
-    fn searchable_text(&self) -> String {
-        HubspotObject::searchable_properties(&self.object_type)
-            .iter()
-            .filter_map(|p| self.property(p))
-            .collect::<Vec<_>>()
-            .join("\n")
-    }
-    fn updated_unix(&self) -> i64 {
-        self.updated_unix
-    }
-}
+impl_record!(HubspotObject, url: url, updated: updated_unix,
+text: |o| {
+    HubspotObject::searchable_properties(&o.object_type)
+        .iter()
+        .filter_map(|p| o.property(p))
+        .collect::<Vec<_>>()
+        .join("\n")
+});
 
-struct Built {
-    objects: Vec<HubspotObject>,
-    docs: Vec<Doc>,
-}
-
-fn built() -> &'static Built {
-    static BUILT: OnceLock<Built> = OnceLock::new();
-    BUILT.get_or_init(|| {
-        let objects = build();
-        let docs = objects
-            .iter()
-            .map(|o| Doc::new(&o.searchable_text()))
-            .collect();
-        Built { objects, docs }
-    })
-}
+static OBJECTS: LazyLock<Indexed<HubspotObject>> = LazyLock::new(|| Indexed::new(build()));
 
 /// Every CRM record: companies, contacts, deals, tickets (each by id).
 pub fn hubspot_objects() -> &'static [HubspotObject] {
-    &built().objects
+    &OBJECTS.records
 }
 
 pub(crate) fn hubspot_docs() -> &'static [Doc] {
-    &built().docs
+    &OBJECTS.docs
 }
 
 /// Deals: (story, customer, deal name, amount, stage, description).

@@ -4,14 +4,14 @@
 //! the fix), and a second one from another shopper for the problems at the
 //! till.
 
-use std::sync::OnceLock;
+use std::sync::LazyLock;
 
 use serde::{Deserialize, Serialize};
 
 use super::customers::{CUSTOMERS, Who, contact, shopper};
 use super::derived::{derived, end_limit, escape_html, token};
 use super::stories::{Kind, Team};
-use super::{Record, people};
+use super::{Indexed, people};
 use crate::search::Doc;
 
 /// The workspace (app) id, as in the inbox's URLs.
@@ -63,50 +63,22 @@ pub struct IntercomConversation {
     pub updated_unix: i64,
 }
 
-impl Record for IntercomConversation {
-    fn citation_url(&self) -> &str {
-        &self.url
-    }
-    fn searchable_text(&self) -> String {
-        format!(
-            "{}\n{}\n{}",
-            self.title.as_deref().unwrap_or_default(),
-            self.subject,
-            self.body_text
-        )
-    }
-    fn updated_unix(&self) -> i64 {
-        self.updated_unix
-    }
-}
+impl_record!(IntercomConversation, url: url, updated: updated_unix,
+text: |c| {
+    let title = c.title.as_deref().unwrap_or_default();
+    format!("{}\n{}\n{}", title, c.subject, c.body_text)
+});
 
-struct Built {
-    conversations: Vec<IntercomConversation>,
-    docs: Vec<Doc>,
-}
-
-fn built() -> &'static Built {
-    static BUILT: OnceLock<Built> = OnceLock::new();
-    BUILT.get_or_init(|| {
-        let conversations = build();
-        let docs = conversations
-            .iter()
-            .map(|c| Doc::new(&c.searchable_text()))
-            .collect();
-        Built {
-            conversations,
-            docs,
-        }
-    })
-}
+static CONVERSATIONS: LazyLock<Indexed<IntercomConversation>> =
+    LazyLock::new(|| Indexed::new(build()));
 
 /// Conversations, by id (= by creation time).
 pub fn intercom_conversations() -> &'static [IntercomConversation] {
-    &built().conversations
+    &CONVERSATIONS.records
 }
 
 pub(crate) fn intercom_docs() -> &'static [Doc] {
-    &built().docs
+    &CONVERSATIONS.docs
 }
 
 const HEX: &[u8] = b"0123456789abcdef";

@@ -5,13 +5,13 @@
 //! went to the leadership list. Texts carry the Jira or Linear keys, the pull
 //! requests and the Notion write-ups.
 
-use std::sync::OnceLock;
+use std::sync::LazyLock;
 
 use serde::{Deserialize, Serialize};
 
 use super::derived::{Derived, derived, token};
 use super::stories::{B, Kind};
-use super::{Record, people};
+use super::{Indexed, people};
 use crate::search::Doc;
 
 /// The SharePoint host of the tenant.
@@ -48,42 +48,18 @@ pub struct M365Item {
     pub modified_unix: i64,
 }
 
-impl Record for M365Item {
-    fn citation_url(&self) -> &str {
-        &self.web_url
-    }
-    fn searchable_text(&self) -> String {
-        format!("{}\n{}", self.name, self.text)
-    }
-    fn updated_unix(&self) -> i64 {
-        self.modified_unix
-    }
-}
+impl_record!(M365Item, url: web_url, updated: modified_unix,
+    text: |i| format!("{}\n{}", i.name, i.text));
 
-struct Built {
-    items: Vec<M365Item>,
-    docs: Vec<Doc>,
-}
-
-fn built() -> &'static Built {
-    static BUILT: OnceLock<Built> = OnceLock::new();
-    BUILT.get_or_init(|| {
-        let items = build();
-        let docs = items
-            .iter()
-            .map(|i| Doc::new(&i.searchable_text()))
-            .collect();
-        Built { items, docs }
-    })
-}
+static ITEMS: LazyLock<Indexed<M365Item>> = LazyLock::new(|| Indexed::new(build()));
 
 /// Files, list items and mails, in creation order.
 pub fn m365_items() -> &'static [M365Item] {
-    &built().items
+    &ITEMS.records
 }
 
 pub(crate) fn m365_docs() -> &'static [Doc] {
-    &built().docs
+    &ITEMS.docs
 }
 
 /// Percent-encodes a path segment the way SharePoint URLs show it.

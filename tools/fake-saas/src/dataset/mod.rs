@@ -18,6 +18,26 @@
 //! Everything is deterministic: the same records, ids, timestamps and URLs on every run.
 //! The functions below return the records per vendor, each with its citation URL.
 
+/// Implements [`Record`] for a record type: the field holding its citation URL, the
+/// field holding its update time, and how its searchable text is put together.
+macro_rules! impl_record {
+    ($record:ty, url: $url:ident, updated: $updated:ident,
+     text: |$it:ident| $text:expr) => {
+        impl $crate::dataset::Record for $record {
+            fn citation_url(&self) -> &str {
+                &self.$url
+            }
+            fn searchable_text(&self) -> String {
+                let $it = self;
+                $text
+            }
+            fn updated_unix(&self) -> i64 {
+                self.$updated
+            }
+        }
+    };
+}
+
 mod confluence;
 mod customers;
 mod derived;
@@ -309,60 +329,34 @@ pub trait Record {
     fn updated_unix(&self) -> i64;
 }
 
-impl Record for GithubItem {
-    fn citation_url(&self) -> &str {
-        &self.html_url
-    }
-    fn searchable_text(&self) -> String {
-        format!("{}\n{}", self.title, self.body)
-    }
-    fn updated_unix(&self) -> i64 {
-        self.updated_unix
+impl_record!(GithubItem, url: html_url, updated: updated_unix,
+    text: |i| format!("{}\n{}", i.title, i.body));
+impl_record!(SlackMessage, url: permalink, updated: unix, text: |m| m.text.clone());
+impl_record!(NotionPage, url: url, updated: updated_unix, text: |p| p.title.clone());
+impl_record!(LinearIssue, url: url, updated: updated_unix,
+    text: |i| format!("{}\n{}", i.title, i.description));
+impl_record!(JiraIssue, url: url, updated: updated_unix,
+    text: |i| format!("{}\n{}", i.summary, i.description));
+
+/// A vendor's records with their searchable texts pre-tokenized, in the same order.
+pub(crate) struct Indexed<T> {
+    pub records: Vec<T>,
+    pub docs: Vec<Doc>,
+}
+
+impl<T: Record> Indexed<T> {
+    fn new(records: Vec<T>) -> Self {
+        let docs = docs_of(&records);
+        Indexed { records, docs }
     }
 }
-impl Record for SlackMessage {
-    fn citation_url(&self) -> &str {
-        &self.permalink
-    }
-    fn searchable_text(&self) -> String {
-        self.text.clone()
-    }
-    fn updated_unix(&self) -> i64 {
-        self.unix
-    }
-}
-impl Record for NotionPage {
-    fn citation_url(&self) -> &str {
-        &self.url
-    }
-    fn searchable_text(&self) -> String {
-        self.title.clone()
-    }
-    fn updated_unix(&self) -> i64 {
-        self.updated_unix
-    }
-}
-impl Record for LinearIssue {
-    fn citation_url(&self) -> &str {
-        &self.url
-    }
-    fn searchable_text(&self) -> String {
-        format!("{}\n{}", self.title, self.description)
-    }
-    fn updated_unix(&self) -> i64 {
-        self.updated_unix
-    }
-}
-impl Record for JiraIssue {
-    fn citation_url(&self) -> &str {
-        &self.url
-    }
-    fn searchable_text(&self) -> String {
-        format!("{}\n{}", self.summary, self.description)
-    }
-    fn updated_unix(&self) -> i64 {
-        self.updated_unix
-    }
+
+/// The records' searchable texts, pre-tokenized.
+fn docs_of<T: Record>(records: &[T]) -> Vec<Doc> {
+    records
+        .iter()
+        .map(|r| Doc::new(&r.searchable_text()))
+        .collect()
 }
 
 struct Built {
@@ -1091,26 +1085,11 @@ fn build() -> Built {
     jira.sort_by_key(|j| j.created_unix);
 
     let docs = Docs {
-        github: github
-            .iter()
-            .map(|r| Doc::new(&r.searchable_text()))
-            .collect(),
-        slack: slack
-            .iter()
-            .map(|r| Doc::new(&r.searchable_text()))
-            .collect(),
-        notion: notion
-            .iter()
-            .map(|r| Doc::new(&r.searchable_text()))
-            .collect(),
-        linear: linear
-            .iter()
-            .map(|r| Doc::new(&r.searchable_text()))
-            .collect(),
-        jira: jira
-            .iter()
-            .map(|r| Doc::new(&r.searchable_text()))
-            .collect(),
+        github: docs_of(&github),
+        slack: docs_of(&slack),
+        notion: docs_of(&notion),
+        linear: docs_of(&linear),
+        jira: docs_of(&jira),
     };
     Built {
         people,

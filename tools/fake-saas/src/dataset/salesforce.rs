@@ -5,14 +5,14 @@
 //! and carry the engineering references (Jira or Linear key, pull request,
 //! post-mortem).
 
-use std::sync::OnceLock;
+use std::sync::LazyLock;
 
 use serde::{Deserialize, Serialize};
 
 use super::customers::{CUSTOMERS, VOICES, Who, contact};
 use super::derived::{derived, end_limit, token};
 use super::stories::{Kind, Team};
-use super::{Record, parse_date, people};
+use super::{Indexed, parse_date, people};
 use crate::search::Doc;
 use crate::time;
 
@@ -65,46 +65,24 @@ impl SalesforceRecord {
     }
 }
 
-impl Record for SalesforceRecord {
-    fn citation_url(&self) -> &str {
-        &self.url
-    }
-    fn searchable_text(&self) -> String {
-        SalesforceRecord::searchable_fields(&self.object_type)
-            .iter()
-            .filter_map(|f| self.field(f))
-            .collect::<Vec<_>>()
-            .join("\n")
-    }
-    fn updated_unix(&self) -> i64 {
-        self.updated_unix
-    }
-}
+impl_record!(SalesforceRecord, url: url, updated: updated_unix,
+text: |r| {
+    SalesforceRecord::searchable_fields(&r.object_type)
+        .iter()
+        .filter_map(|f| r.field(f))
+        .collect::<Vec<_>>()
+        .join("\n")
+});
 
-struct Built {
-    records: Vec<SalesforceRecord>,
-    docs: Vec<Doc>,
-}
-
-fn built() -> &'static Built {
-    static BUILT: OnceLock<Built> = OnceLock::new();
-    BUILT.get_or_init(|| {
-        let records = build();
-        let docs = records
-            .iter()
-            .map(|r| Doc::new(&r.searchable_text()))
-            .collect();
-        Built { records, docs }
-    })
-}
+static RECORDS: LazyLock<Indexed<SalesforceRecord>> = LazyLock::new(|| Indexed::new(build()));
 
 /// Accounts (by customer), then cases (by case number).
 pub fn salesforce_records() -> &'static [SalesforceRecord] {
-    &built().records
+    &RECORDS.records
 }
 
 pub(crate) fn salesforce_docs() -> &'static [Doc] {
-    &built().docs
+    &RECORDS.docs
 }
 
 /// `2025-05-02T09:14:11.000+0000`.

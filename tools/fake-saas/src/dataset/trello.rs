@@ -5,13 +5,13 @@
 //! carriers or the invoices. Descriptions (Markdown) carry the Jira or Linear
 //! keys, the pull requests and the Notion write-ups.
 
-use std::sync::OnceLock;
+use std::sync::LazyLock;
 
 use serde::{Deserialize, Serialize};
 
 use super::derived::{derived, token};
 use super::stories::{B, Kind};
-use super::{Person, Record, people};
+use super::{Indexed, Person, people};
 use crate::search::Doc;
 use crate::time;
 
@@ -50,42 +50,18 @@ pub struct TrelloCard {
     pub updated_unix: i64,
 }
 
-impl Record for TrelloCard {
-    fn citation_url(&self) -> &str {
-        &self.url
-    }
-    fn searchable_text(&self) -> String {
-        format!("{}\n{}", self.name, self.desc)
-    }
-    fn updated_unix(&self) -> i64 {
-        self.updated_unix
-    }
-}
+impl_record!(TrelloCard, url: url, updated: updated_unix,
+    text: |c| format!("{}\n{}", c.name, c.desc));
 
-struct Built {
-    cards: Vec<TrelloCard>,
-    docs: Vec<Doc>,
-}
-
-fn built() -> &'static Built {
-    static BUILT: OnceLock<Built> = OnceLock::new();
-    BUILT.get_or_init(|| {
-        let cards = build();
-        let docs = cards
-            .iter()
-            .map(|c| Doc::new(&c.searchable_text()))
-            .collect();
-        Built { cards, docs }
-    })
-}
+static CARDS: LazyLock<Indexed<TrelloCard>> = LazyLock::new(|| Indexed::new(build()));
 
 /// Cards of both boards, in creation order.
 pub fn trello_cards() -> &'static [TrelloCard] {
-    &built().cards
+    &CARDS.records
 }
 
 pub(crate) fn trello_docs() -> &'static [Doc] {
-    &built().docs
+    &CARDS.docs
 }
 
 const HEX: &[u8] = b"0123456789abcdef";

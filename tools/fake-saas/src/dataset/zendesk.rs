@@ -4,14 +4,14 @@
 //! order" tickets). Each description is the customer's message followed by
 //! the support agent's internal summary with the Jira key and the fix.
 
-use std::sync::OnceLock;
+use std::sync::LazyLock;
 
 use serde::{Deserialize, Serialize};
 
 use super::customers::{CUSTOMERS, Who, contact, shopper};
 use super::derived::derived;
 use super::stories::{Kind, Team};
-use super::{Record, people};
+use super::{Indexed, people};
 use crate::search::Doc;
 use crate::time;
 
@@ -47,51 +47,24 @@ pub struct ZendeskTicket {
     pub updated_unix: i64,
 }
 
-impl Record for ZendeskTicket {
-    fn citation_url(&self) -> &str {
-        &self.url
-    }
-    fn searchable_text(&self) -> String {
-        format!(
-            "{}\n{}\n{}\n{}",
-            self.subject,
-            self.description,
-            self.tags.join(" "),
-            self.requester_name
-        )
-    }
-    fn updated_unix(&self) -> i64 {
-        self.updated_unix
-    }
-}
+impl_record!(ZendeskTicket, url: url, updated: updated_unix,
+text: |t| {
+    let tags = t.tags.join(" ");
+    format!("{}\n{}\n{}\n{}", t.subject, t.description, tags, t.requester_name)
+});
 
 /// The support agent every ticket is assigned to (Emma Dubois).
 pub const ZENDESK_AGENT_ID: u64 = 381_200_001;
 
-struct Built {
-    tickets: Vec<ZendeskTicket>,
-    docs: Vec<Doc>,
-}
-
-fn built() -> &'static Built {
-    static BUILT: OnceLock<Built> = OnceLock::new();
-    BUILT.get_or_init(|| {
-        let tickets = build();
-        let docs = tickets
-            .iter()
-            .map(|t| Doc::new(&t.searchable_text()))
-            .collect();
-        Built { tickets, docs }
-    })
-}
+static TICKETS: LazyLock<Indexed<ZendeskTicket>> = LazyLock::new(|| Indexed::new(build()));
 
 /// Zendesk tickets, by id (= by creation time).
 pub fn zendesk_tickets() -> &'static [ZendeskTicket] {
-    &built().tickets
+    &TICKETS.records
 }
 
 pub(crate) fn zendesk_docs() -> &'static [Doc] {
-    &built().docs
+    &TICKETS.docs
 }
 
 /// The Zendesk organization id of a business customer.
