@@ -1,0 +1,92 @@
+//! Ranking: whether and how passages are embedded (the local model or an
+//! operator's OpenAI-compatible endpoint), and the scheduler's sizes.
+
+use std::path::PathBuf;
+
+use serde::Deserialize;
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RankingConfig {
+    /// Rank by meaning as well as by words (needs the embedding model).
+    pub semantic: bool,
+    /// Where `tools/fetch-model` put all-MiniLM-L6-v2.
+    pub model_dir: PathBuf,
+    /// Most passages embedded per query (each connector's best first).
+    pub embed_budget: usize,
+    /// Passage vectors kept in memory, by content hash.
+    pub cache_entries: usize,
+    /// From a query's start, the time by which it answers with the vectors
+    /// it has (it waits at least 150 ms after its last connector).
+    /// Passages the model did not reach are placed on the model's scale by
+    /// their words and say `"ranking": "keyword"`.
+    pub answer_budget_ms: u64,
+    /// Texts are cut at this many tokens before embedding.
+    pub max_tokens: usize,
+    /// Threads that run the model, each one batch at a time on one core
+    /// (default: one per core).
+    pub embed_workers: usize,
+    /// Passages per batch a worker embeds.
+    pub embed_batch: usize,
+    /// What embeds: `"local"` (the model above, on this machine's CPU) or
+    /// `"endpoint"` (an OpenAI-compatible embeddings endpoint,
+    /// `[ranking.endpoint]`, with the local model as its fallback).
+    pub embedder: EmbedderKind,
+    pub endpoint: Option<EndpointConfig>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EmbedderKind {
+    #[default]
+    Local,
+    Endpoint,
+}
+
+/// An OpenAI-compatible `POST /v1/embeddings` (text-embeddings-inference,
+/// vLLM, Ollama, ...). Every text that is ranked or archived is sent to it.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EndpointConfig {
+    /// The full URL, such as `https://tei.internal/v1/embeddings`.
+    pub url: String,
+    /// The `model` sent with each request.
+    pub model: String,
+    /// The length of the model's vectors.
+    pub dimensions: usize,
+    /// The environment variable that holds the API key (sent as a bearer
+    /// token), if the endpoint needs one.
+    #[serde(default)]
+    pub api_key_env: Option<String>,
+    /// Time allowed for one request.
+    #[serde(default = "default_endpoint_timeout_ms")]
+    pub timeout_ms: u64,
+    /// Further attempts after a timeout, a connection error, 429 or 5xx.
+    #[serde(default = "default_endpoint_retries")]
+    pub retries: u32,
+}
+
+fn default_endpoint_timeout_ms() -> u64 {
+    2_000
+}
+
+fn default_endpoint_retries() -> u32 {
+    2
+}
+
+impl Default for RankingConfig {
+    fn default() -> Self {
+        RankingConfig {
+            semantic: true,
+            model_dir: PathBuf::from(crate::rank::embed::DEFAULT_MODEL_DIR),
+            embed_budget: 300,
+            cache_entries: 50_000,
+            answer_budget_ms: 2_500,
+            max_tokens: crate::rank::embed::MAX_TOKENS,
+            embed_workers: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            embed_batch: crate::rank::scheduler::DEFAULT_BATCH,
+            embedder: EmbedderKind::Local,
+            endpoint: None,
+        }
+    }
+}
