@@ -13,6 +13,7 @@ use axum::response::Response;
 use base64::Engine;
 use serde_json::{Value, json};
 
+use super::query_lang::{self, Language, Parser, Tok};
 use super::{auth, ranked};
 use crate::Shared;
 use crate::dataset::{self, CONFLUENCE_BASE, ConfluencePage};
@@ -83,113 +84,46 @@ pub(crate) fn handle(shared: &Shared, req: &Req) -> Response {
 // ---------------------------------------------------------------------------------------
 // CQL
 
-#[derive(Clone, Debug, PartialEq)]
-enum Tok {
-    Word(String),
-    Str(String),
-    Op(String),
-    LParen,
-    RParen,
-    Comma,
-}
+/// Confluence's query language.
+struct CqlLanguage;
 
-fn lex(s: &str) -> Result<Vec<Tok>, String> {
-    let cs: Vec<char> = s.chars().collect();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < cs.len() {
-        let c = cs[i];
-        match c {
-            c if c.is_whitespace() => i += 1,
-            '(' => {
-                out.push(Tok::LParen);
-                i += 1;
-            }
-            ')' => {
-                out.push(Tok::RParen);
-                i += 1;
-            }
-            ',' => {
-                out.push(Tok::Comma);
-                i += 1;
-            }
-            '"' | '\'' => {
-                i += 1;
-                let mut v = String::new();
-                loop {
-                    match cs.get(i) {
-                        None => return Err(format!("unterminated string '{v}'")),
-                        Some('\\') => {
-                            // `\"` inside a string keeps the quote (a phrase for text search).
-                            v.extend(cs.get(i + 1));
-                            i += 2;
-                        }
-                        Some(q) if *q == c => {
-                            i += 1;
-                            break;
-                        }
-                        Some(ch) => {
-                            v.push(*ch);
-                            i += 1;
-                        }
-                    }
-                }
-                out.push(Tok::Str(v));
-            }
-            '=' | '~' => {
-                out.push(Tok::Op(c.to_string()));
-                i += 1;
-            }
-            '!' | '>' | '<' => match cs.get(i + 1) {
-                Some('=') | Some('~') if c == '!' || cs[i + 1] == '=' => {
-                    out.push(Tok::Op(format!("{c}{}", cs[i + 1])));
-                    i += 2;
-                }
-                _ if c == '!' => return Err("unexpected '!'".into()),
-                _ => {
-                    out.push(Tok::Op(c.to_string()));
-                    i += 1;
-                }
-            },
-            c if c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | ':' | '/') => {
-                let st = i;
-                while i < cs.len()
-                    && (cs[i].is_alphanumeric() || matches!(cs[i], '_' | '-' | '.' | ':' | '/'))
-                {
-                    i += 1;
-                }
-                out.push(Tok::Word(cs[st..i].iter().collect()));
-            }
-            other => return Err(format!("unexpected character '{other}'")),
-        }
+impl Language for CqlLanguage {
+    type Clause = Clause;
+    const QUOTES: &'static [char] = &['"', '\''];
+    const TILDE: bool = true;
+    const COMMA: bool = true;
+    const WORD_CHARS: &'static [char] = &['_', '-', '.', ':', '/'];
+
+    fn unterminated(text: &str) -> String {
+        format!("unterminated string '{text}'")
     }
-    Ok(out)
+    fn lone_bang() -> String {
+        "unexpected '!'".into()
+    }
+    fn unexpected(c: char) -> String {
+        format!("unexpected character '{c}'")
+    }
+    fn missing_paren() -> String {
+        "expecting ')'".into()
+    }
+    fn clause(p: &mut Parser<Self>) -> Result<Clause, String> {
+        p.clause()
+    }
 }
 
+/// `field op value` or `field [not] in (values)`.
 #[derive(Clone, Debug)]
-enum Expr {
-    And(Box<Expr>, Box<Expr>),
-    Or(Box<Expr>, Box<Expr>),
-    Not(Box<Expr>),
-    Clause {
-        field: String,
-        op: String,
-        vals: Vec<String>,
-    },
+struct Clause {
+    field: String,
+    op: String,
+    vals: Vec<String>,
 }
+
+type Expr = query_lang::Expr<Clause>;
 
 struct Cql {
     expr: Expr,
     order: Option<(String, bool)>,
-}
-
-struct P {
-    t: Vec<Tok>,
-    i: usize,
-}
-
-fn kw(t: Option<&Tok>, k: &str) -> bool {
-    matches!(t, Some(Tok::Word(w)) if w.eq_ignore_ascii_case(k))
 }
 
 const TEXT_FIELDS: &[&str] = &["text", "sitesearch", "title"];
@@ -205,53 +139,14 @@ const VALUE_FIELDS: &[&str] = &[
     "label",
 ];
 
-impl P {
-    fn peek(&self) -> Option<&Tok> {
-        self.t.get(self.i)
-    }
-    fn bump(&mut self) -> Option<Tok> {
-        let t = self.t.get(self.i).cloned();
-        self.i += 1;
-        t
-    }
-    fn or(&mut self) -> Result<Expr, String> {
-        let mut e = self.and()?;
-        while kw(self.peek(), "or") {
-            self.bump();
-            e = Expr::Or(Box::new(e), Box::new(self.and()?));
-        }
-        Ok(e)
-    }
-    fn and(&mut self) -> Result<Expr, String> {
-        let mut e = self.not()?;
-        while kw(self.peek(), "and") {
-            self.bump();
-            e = Expr::And(Box::new(e), Box::new(self.not()?));
-        }
-        Ok(e)
-    }
-    fn not(&mut self) -> Result<Expr, String> {
-        if kw(self.peek(), "not") {
-            self.bump();
-            return Ok(Expr::Not(Box::new(self.not()?)));
-        }
-        if self.peek() == Some(&Tok::LParen) {
-            self.bump();
-            let e = self.or()?;
-            if self.bump() != Some(Tok::RParen) {
-                return Err("expecting ')'".into());
-            }
-            return Ok(e);
-        }
-        self.clause()
-    }
+impl Parser<CqlLanguage> {
     fn value(&mut self) -> Result<String, String> {
         match self.bump() {
             Some(Tok::Str(v)) | Some(Tok::Word(v)) => Ok(v),
             _ => Err("expecting a value".into()),
         }
     }
-    fn clause(&mut self) -> Result<Expr, String> {
+    fn clause(&mut self) -> Result<Clause, String> {
         let field = match self.bump() {
             Some(Tok::Word(w)) => w.to_ascii_lowercase(),
             _ => return Err("expecting a field".into()),
@@ -265,7 +160,7 @@ impl P {
         let op = match self.bump() {
             Some(Tok::Op(o)) => o,
             Some(Tok::Word(w)) if w.eq_ignore_ascii_case("in") => "in".into(),
-            Some(Tok::Word(w)) if w.eq_ignore_ascii_case("not") && kw(self.peek(), "in") => {
+            Some(Tok::Word(w)) if w.eq_ignore_ascii_case("not") && self.at_keyword("in") => {
                 self.bump();
                 "not in".into()
             }
@@ -303,20 +198,20 @@ impl P {
         if DATE_FIELDS.contains(&field.as_str()) && time::parse(&vals[0]).is_none() {
             return Err(format!("'{}' is not a date", vals[0]));
         }
-        Ok(Expr::Clause { field, op, vals })
+        Ok(Clause { field, op, vals })
     }
 }
 
 fn parse_cql(s: &str) -> Result<Cql, String> {
-    let mut p = P { t: lex(s)?, i: 0 };
-    if p.peek().is_none() || kw(p.peek(), "order") {
+    let mut p = Parser::<CqlLanguage>::new(query_lang::lex::<CqlLanguage>(s)?);
+    if p.peek().is_none() || p.at_keyword("order") {
         return Err("a CQL query needs at least one clause".into());
     }
     let expr = p.or()?;
     let mut order = None;
-    if kw(p.peek(), "order") {
+    if p.at_keyword("order") {
         p.bump();
-        if !kw(p.peek(), "by") {
+        if !p.at_keyword("by") {
             return Err("expecting 'by'".into());
         }
         p.bump();
@@ -325,10 +220,10 @@ fn parse_cql(s: &str) -> Result<Cql, String> {
             _ => return Err("expecting a field after 'order by'".into()),
         };
         let mut asc = field == "title";
-        if kw(p.peek(), "asc") {
+        if p.at_keyword("asc") {
             asc = true;
             p.bump();
-        } else if kw(p.peek(), "desc") {
+        } else if p.at_keyword("desc") {
             asc = false;
             p.bump();
         }
@@ -340,63 +235,51 @@ fn parse_cql(s: &str) -> Result<Cql, String> {
     Ok(Cql { expr, order })
 }
 
-fn eval(e: &Expr, page: &ConfluencePage, doc: &Doc) -> bool {
-    match e {
-        Expr::And(a, b) => eval(a, page, doc) && eval(b, page, doc),
-        Expr::Or(a, b) => eval(a, page, doc) || eval(b, page, doc),
-        Expr::Not(a) => !eval(a, page, doc),
-        Expr::Clause { field, op, vals } => {
-            let negate = op.starts_with('!') || op.starts_with("not");
-            let hit = match field.as_str() {
-                "text" | "sitesearch" => Query::parse(&vals[0]).matches(doc),
-                "title" if op.contains('~') => Query::parse(&vals[0]).matches_text(&page.title),
-                "title" => page.title.eq_ignore_ascii_case(&vals[0]),
-                "lastmodified" | "created" => {
-                    let t = if field == "created" {
-                        page.created_unix
-                    } else {
-                        page.updated_unix
-                    };
-                    let at = time::parse(&vals[0]).expect("checked at parse time");
-                    // `!=` is `=` negated below.
-                    let op = if op == "!=" { "=" } else { op.as_str() };
-                    Range::from_op(op, at).is_some_and(|r| r.contains(t))
-                }
-                _ => vals.iter().any(|v| {
-                    let v = v.to_lowercase();
-                    match field.as_str() {
-                        "type" => page.content_type == v,
-                        "space" | "space.key" => page.space_key.to_lowercase() == v,
-                        "id" | "content" => page.id == v,
-                        "creator" | "contributor" => {
-                            page.author_name.to_lowercase() == v
-                                || page.author_account_id.to_lowercase() == v
-                                || (field == "contributor"
-                                    && (page.editor_name.to_lowercase() == v
-                                        || page.editor_account_id.to_lowercase() == v))
-                        }
-                        _ => false,
-                    }
-                }),
+fn holds(clause: &Clause, page: &ConfluencePage, doc: &Doc) -> bool {
+    let Clause { field, op, vals } = clause;
+    let negate = op.starts_with('!') || op.starts_with("not");
+    let hit = match field.as_str() {
+        "text" | "sitesearch" => Query::parse(&vals[0]).matches(doc),
+        "title" if op.contains('~') => Query::parse(&vals[0]).matches_text(&page.title),
+        "title" => page.title.eq_ignore_ascii_case(&vals[0]),
+        "lastmodified" | "created" => {
+            let t = if field == "created" {
+                page.created_unix
+            } else {
+                page.updated_unix
             };
-            hit != negate
+            let at = time::parse(&vals[0]).expect("checked at parse time");
+            // `!=` is `=` negated below.
+            let op = if op == "!=" { "=" } else { op.as_str() };
+            Range::from_op(op, at).is_some_and(|r| r.contains(t))
         }
-    }
+        _ => vals.iter().any(|v| {
+            let v = v.to_lowercase();
+            match field.as_str() {
+                "type" => page.content_type == v,
+                "space" | "space.key" => page.space_key.to_lowercase() == v,
+                "id" | "content" => page.id == v,
+                "creator" | "contributor" => {
+                    page.author_name.to_lowercase() == v
+                        || page.author_account_id.to_lowercase() == v
+                        || (field == "contributor"
+                            && (page.editor_name.to_lowercase() == v
+                                || page.editor_account_id.to_lowercase() == v))
+                }
+                _ => false,
+            }
+        }),
+    };
+    hit != negate
 }
 
-fn collect_terms(e: &Expr, positive: bool, q: &mut Query) {
-    match e {
-        Expr::And(a, b) | Expr::Or(a, b) => {
-            collect_terms(a, positive, q);
-            collect_terms(b, positive, q);
+/// Terms of the positive `~` clauses on text fields, for ranking.
+fn collect_terms(e: &Expr, q: &mut Query) {
+    e.for_each_clause(true, &mut |Clause { field, op, vals }, positive| {
+        if positive && op == "~" && TEXT_FIELDS.contains(&field.as_str()) {
+            q.extend(Query::parse(&vals[0]));
         }
-        Expr::Not(a) => collect_terms(a, !positive, q),
-        Expr::Clause { field, op, vals } => {
-            if positive && op == "~" && TEXT_FIELDS.contains(&field.as_str()) {
-                q.extend(Query::parse(&vals[0]));
-            }
-        }
-    }
+    });
 }
 
 // ---------------------------------------------------------------------------------------
@@ -455,7 +338,7 @@ fn search(req: &Req) -> Response {
         None => req.param("start").and_then(|s| s.parse().ok()).unwrap_or(0),
     };
     let mut terms = Query::default();
-    collect_terms(&parsed.expr, true, &mut terms);
+    collect_terms(&parsed.expr, &mut terms);
     let pages = dataset::confluence_pages();
     let docs = dataset::confluence_docs();
     let (field, ascending) = parsed
@@ -466,7 +349,7 @@ fn search(req: &Req) -> Response {
         docs,
         &terms,
         ascending,
-        |i| eval(&parsed.expr, &pages[i], &docs[i]),
+        |i| parsed.expr.eval(&|c| holds(c, &pages[i], &docs[i])),
         |i| match field.as_str() {
             "created" => pages[i].created_unix,
             _ => pages[i].updated_unix,
@@ -682,7 +565,7 @@ mod tests {
         .unwrap();
         assert_eq!(q.order, Some(("lastmodified".into(), false)));
         let mut terms = Query::default();
-        collect_terms(&q.expr, true, &mut terms);
+        collect_terms(&q.expr, &mut terms);
         assert_eq!(terms, Query::parse("\"load balancer\" checkout"));
         assert!(parse_cql("bogus = x").is_err());
         assert!(parse_cql("lastmodified >= \"yesterday\"").is_err());

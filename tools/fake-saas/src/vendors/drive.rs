@@ -16,6 +16,7 @@ use base64::Engine;
 use serde_json::{Map, Value, json};
 
 use super::google::{bad_request, google_error, not_found, unauthorized};
+use super::query_lang::{self, Language, Parser, Tok};
 use super::{auth, ranked};
 use crate::Shared;
 use crate::dataset::{self, DriveFile, MIME_DOC, MIME_SHEET};
@@ -86,144 +87,48 @@ fn export(req: &Req, id: &str) -> Response {
 // ---------------------------------------------------------------------------------------
 // The query language
 
-#[derive(Clone, Debug, PartialEq)]
-enum Tok {
-    Word(String),
-    Str(String),
-    Op(String),
-    LParen,
-    RParen,
-}
+/// Drive's `q` language.
+struct DriveQuery;
 
-fn lex(q: &str) -> Result<Vec<Tok>, String> {
-    let cs: Vec<char> = q.chars().collect();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < cs.len() {
-        match cs[i] {
-            c if c.is_whitespace() => i += 1,
-            '(' => {
-                out.push(Tok::LParen);
-                i += 1;
-            }
-            ')' => {
-                out.push(Tok::RParen);
-                i += 1;
-            }
-            '\'' => {
-                i += 1;
-                let mut v = String::new();
-                loop {
-                    match cs.get(i) {
-                        None => return Err("unterminated string".into()),
-                        Some('\\') => {
-                            v.extend(cs.get(i + 1));
-                            i += 2;
-                        }
-                        Some('\'') => {
-                            i += 1;
-                            break;
-                        }
-                        Some(c) => {
-                            v.push(*c);
-                            i += 1;
-                        }
-                    }
-                }
-                out.push(Tok::Str(v));
-            }
-            '=' => {
-                out.push(Tok::Op("=".into()));
-                i += 1;
-            }
-            '!' | '<' | '>' => {
-                if cs.get(i + 1) == Some(&'=') {
-                    out.push(Tok::Op(format!("{}=", cs[i])));
-                    i += 2;
-                } else if cs[i] == '!' {
-                    return Err("unexpected '!'".into());
-                } else {
-                    out.push(Tok::Op(cs[i].to_string()));
-                    i += 1;
-                }
-            }
-            c if c.is_alphanumeric() || c == '_' => {
-                let st = i;
-                while i < cs.len() && (cs[i].is_alphanumeric() || cs[i] == '_') {
-                    i += 1;
-                }
-                out.push(Tok::Word(cs[st..i].iter().collect()));
-            }
-            c => return Err(format!("unexpected character {c:?}")),
-        }
+impl Language for DriveQuery {
+    type Clause = Term;
+    const QUOTES: &'static [char] = &['\''];
+    const TILDE: bool = false;
+    const COMMA: bool = false;
+    const WORD_CHARS: &'static [char] = &['_'];
+
+    fn unterminated(_text: &str) -> String {
+        "unterminated string".into()
     }
-    Ok(out)
+    fn lone_bang() -> String {
+        "unexpected '!'".into()
+    }
+    fn unexpected(c: char) -> String {
+        format!("unexpected character {c:?}")
+    }
+    fn missing_paren() -> String {
+        "missing ')'".into()
+    }
+    fn clause(p: &mut Parser<Self>) -> Result<Term, String> {
+        p.term()
+    }
 }
 
 #[derive(Clone, Debug)]
-enum Expr {
-    And(Box<Expr>, Box<Expr>),
-    Or(Box<Expr>, Box<Expr>),
-    Not(Box<Expr>),
+enum Term {
     /// `field op value`
     Cmp(String, String, Value),
     /// `'value' in field`
     In(String, String),
 }
 
-struct P {
-    t: Vec<Tok>,
-    i: usize,
-}
+type Expr = query_lang::Expr<Term>;
 
-fn is_kw(t: Option<&Tok>, k: &str) -> bool {
-    matches!(t, Some(Tok::Word(w)) if w.eq_ignore_ascii_case(k))
-}
-
-impl P {
-    fn peek(&self) -> Option<&Tok> {
-        self.t.get(self.i)
-    }
-    fn bump(&mut self) -> Option<Tok> {
-        let t = self.t.get(self.i).cloned();
-        self.i += 1;
-        t
-    }
-    fn or(&mut self) -> Result<Expr, String> {
-        let mut e = self.and()?;
-        while is_kw(self.peek(), "or") {
-            self.bump();
-            e = Expr::Or(Box::new(e), Box::new(self.and()?));
-        }
-        Ok(e)
-    }
-    fn and(&mut self) -> Result<Expr, String> {
-        let mut e = self.not()?;
-        while is_kw(self.peek(), "and") {
-            self.bump();
-            e = Expr::And(Box::new(e), Box::new(self.not()?));
-        }
-        Ok(e)
-    }
-    fn not(&mut self) -> Result<Expr, String> {
-        if is_kw(self.peek(), "not") {
-            self.bump();
-            return Ok(Expr::Not(Box::new(self.not()?)));
-        }
-        if self.peek() == Some(&Tok::LParen) {
-            self.bump();
-            let e = self.or()?;
-            if self.bump() != Some(Tok::RParen) {
-                return Err("missing ')'".into());
-            }
-            return Ok(e);
-        }
-        self.term()
-    }
-    fn term(&mut self) -> Result<Expr, String> {
+impl Parser<DriveQuery> {
+    fn term(&mut self) -> Result<Term, String> {
         match self.bump() {
             Some(Tok::Str(v)) => {
-                if !is_kw(self.peek(), "in") {
+                if !self.at_keyword("in") {
                     return Err("expected 'in'".into());
                 }
                 self.bump();
@@ -231,7 +136,7 @@ impl P {
                     Some(Tok::Word(f))
                         if matches!(f.as_str(), "owners" | "parents" | "writers" | "readers") =>
                     {
-                        Ok(Expr::In(v, f))
+                        Ok(Term::In(v, f))
                     }
                     _ => Err("expected a collection after 'in'".into()),
                 }
@@ -259,7 +164,7 @@ impl P {
                     _ => false,
                 };
                 if ok {
-                    Ok(Expr::Cmp(field, op, value))
+                    Ok(Term::Cmp(field, op, value))
                 } else {
                     Err(format!("invalid term on {field}"))
                 }
@@ -270,13 +175,13 @@ impl P {
 }
 
 fn parse(q: &str) -> Result<Option<Expr>, String> {
-    let t = lex(q)?;
+    let t = query_lang::lex::<DriveQuery>(q)?;
     if t.is_empty() {
         return Ok(None);
     }
-    let mut p = P { t, i: 0 };
+    let mut p = Parser::<DriveQuery>::new(t);
     let e = p.or()?;
-    if p.i < p.t.len() {
+    if !p.at_end() {
         return Err("unexpected trailing input".into());
     }
     Ok(Some(e))
@@ -288,15 +193,16 @@ fn full_text_query(value: &str) -> Query {
 }
 
 fn eval(e: &Expr, f: &DriveFile, doc: &Doc) -> bool {
-    match e {
-        Expr::And(a, b) => eval(a, f, doc) && eval(b, f, doc),
-        Expr::Or(a, b) => eval(a, f, doc) || eval(b, f, doc),
-        Expr::Not(a) => !eval(a, f, doc),
-        Expr::In(v, coll) => match coll.as_str() {
+    e.eval(&|term| holds(term, f, doc))
+}
+
+fn holds(term: &Term, f: &DriveFile, doc: &Doc) -> bool {
+    match term {
+        Term::In(v, coll) => match coll.as_str() {
             "owners" | "writers" | "readers" => f.owner_email.eq_ignore_ascii_case(v),
             _ => v == "root",
         },
-        Expr::Cmp(field, op, value) => {
+        Term::Cmp(field, op, value) => {
             let text = value.as_str().unwrap_or_default();
             match field.as_str() {
                 "fullText" => {
@@ -344,27 +250,19 @@ fn eval(e: &Expr, f: &DriveFile, doc: &Doc) -> bool {
 }
 
 /// The terms of the positive `fullText` clauses, for ranking.
-fn collect_terms(e: &Expr, positive: bool, q: &mut Query) {
-    match e {
-        Expr::And(a, b) | Expr::Or(a, b) => {
-            collect_terms(a, positive, q);
-            collect_terms(b, positive, q);
-        }
-        Expr::Not(a) => collect_terms(a, !positive, q),
-        Expr::Cmp(field, _, v) if positive && field == "fullText" => {
+fn collect_terms(e: &Expr, q: &mut Query) {
+    e.for_each_clause(true, &mut |term, positive| {
+        if let Term::Cmp(field, _, v) = term
+            && positive
+            && field == "fullText"
+        {
             q.extend(full_text_query(v.as_str().unwrap_or_default()));
         }
-        _ => {}
-    }
+    });
 }
 
 fn uses_full_text(e: &Expr) -> bool {
-    match e {
-        Expr::And(a, b) | Expr::Or(a, b) => uses_full_text(a) || uses_full_text(b),
-        Expr::Not(a) => uses_full_text(a),
-        Expr::Cmp(field, ..) => field == "fullText",
-        Expr::In(..) => false,
-    }
+    e.any_clause(&|term| matches!(term, Term::Cmp(field, ..) if field == "fullText"))
 }
 
 // ---------------------------------------------------------------------------------------
@@ -412,7 +310,7 @@ fn list(req: &Req) -> Response {
     }
     let mut terms = Query::default();
     if let Some(e) = &expr {
-        collect_terms(e, true, &mut terms);
+        collect_terms(e, &mut terms);
     }
     let files = dataset::drive_files();
     let docs = dataset::drive_docs();

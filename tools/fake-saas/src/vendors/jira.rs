@@ -7,6 +7,7 @@ use axum::response::Response;
 use base64::Engine;
 use serde_json::{Map, Value, json};
 
+use super::query_lang::{self, Language, Parser, Tok};
 use super::{auth, oauth, ranked};
 use crate::Shared;
 use crate::dataset::{self, JiraIssue};
@@ -204,102 +205,34 @@ fn api_base() -> String {
 // ---------------------------------------------------------------------------------------
 // JQL
 
-#[derive(Clone, Debug, PartialEq)]
-enum Tok {
-    Word(String),
-    Str(String),
-    Op(String),
-    LParen,
-    RParen,
-    Comma,
-}
+/// Jira's query language.
+struct JqlLanguage;
 
-fn lex(s: &str) -> Result<Vec<Tok>, String> {
-    let cs: Vec<char> = s.chars().collect();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < cs.len() {
-        let c = cs[i];
-        match c {
-            c if c.is_whitespace() => i += 1,
-            '(' => {
-                out.push(Tok::LParen);
-                i += 1
-            }
-            ')' => {
-                out.push(Tok::RParen);
-                i += 1
-            }
-            ',' => {
-                out.push(Tok::Comma);
-                i += 1
-            }
-            '"' | '\'' => {
-                let q = c;
-                i += 1;
-                let mut v = String::new();
-                loop {
-                    match cs.get(i) {
-                        None => {
-                            return Err(format!(
-                                "Error in the JQL Query: The quoted string '{v}' has not been completed."
-                            ));
-                        }
-                        Some('\\') => {
-                            if let Some(n) = cs.get(i + 1) {
-                                v.push(*n);
-                            }
-                            i += 2;
-                        }
-                        Some(ch) if *ch == q => {
-                            i += 1;
-                            break;
-                        }
-                        Some(ch) => {
-                            v.push(*ch);
-                            i += 1;
-                        }
-                    }
-                }
-                out.push(Tok::Str(v));
-            }
-            '=' | '~' => {
-                out.push(Tok::Op(c.to_string()));
-                i += 1;
-            }
-            '!' | '>' | '<' => {
-                if cs.get(i + 1) == Some(&'=') || (c == '!' && cs.get(i + 1) == Some(&'~')) {
-                    out.push(Tok::Op(format!("{c}{}", cs[i + 1])));
-                    i += 2;
-                } else if c == '!' {
-                    return Err(
-                        "Error in the JQL Query: The character '!' is a reserved JQL character."
-                            .into(),
-                    );
-                } else {
-                    out.push(Tok::Op(c.to_string()));
-                    i += 1;
-                }
-            }
-            c if c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | '/' | '*' | '+' | ':') => {
-                let st = i;
-                while i < cs.len()
-                    && (cs[i].is_alphanumeric()
-                        || matches!(cs[i], '_' | '-' | '.' | '/' | '*' | '+' | ':'))
-                {
-                    i += 1;
-                }
-                out.push(Tok::Word(cs[st..i].iter().collect()));
-            }
-            other => {
-                return Err(format!(
-                    "Error in the JQL Query: The character '{other}' is a reserved JQL character. You must enclose it in a string or use the escape '\\u{:04x}' instead.",
-                    other as u32
-                ));
-            }
-        }
+impl Language for JqlLanguage {
+    type Clause = Clause;
+    const QUOTES: &'static [char] = &['"', '\''];
+    const TILDE: bool = true;
+    const COMMA: bool = true;
+    const WORD_CHARS: &'static [char] = &['_', '-', '.', '/', '*', '+', ':'];
+
+    fn unterminated(text: &str) -> String {
+        format!("Error in the JQL Query: The quoted string '{text}' has not been completed.")
     }
-    Ok(out)
+    fn lone_bang() -> String {
+        "Error in the JQL Query: The character '!' is a reserved JQL character.".into()
+    }
+    fn unexpected(c: char) -> String {
+        format!(
+            "Error in the JQL Query: The character '{c}' is a reserved JQL character. You must enclose it in a string or use the escape '\\u{:04x}' instead.",
+            c as u32
+        )
+    }
+    fn missing_paren() -> String {
+        "Error in the JQL Query: Expecting ')' before the end of the query.".into()
+    }
+    fn clause(p: &mut Parser<Self>) -> Result<Clause, String> {
+        p.clause()
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -309,30 +242,19 @@ enum Val {
     Empty,
 }
 
+/// `field op value(s)`.
 #[derive(Clone, Debug)]
-enum Expr {
-    And(Box<Expr>, Box<Expr>),
-    Or(Box<Expr>, Box<Expr>),
-    Not(Box<Expr>),
-    Clause {
-        field: String,
-        op: String,
-        vals: Vec<Val>,
-    },
+struct Clause {
+    field: String,
+    op: String,
+    vals: Vec<Val>,
 }
+
+type Expr = query_lang::Expr<Clause>;
 
 struct Jql {
     expr: Option<Expr>,
     order: Vec<(String, bool)>,
-}
-
-struct P {
-    t: Vec<Tok>,
-    i: usize,
-}
-
-fn kw(t: Option<&Tok>, k: &str) -> bool {
-    matches!(t, Some(Tok::Word(w)) if w.eq_ignore_ascii_case(k))
 }
 
 const FIELDS: &[&str] = &[
@@ -362,25 +284,17 @@ const FIELDS: &[&str] = &[
     "resolutiondate",
 ];
 
-impl P {
-    fn peek(&self) -> Option<&Tok> {
-        self.t.get(self.i)
-    }
-    fn bump(&mut self) -> Option<Tok> {
-        let t = self.t.get(self.i).cloned();
-        self.i += 1;
-        t
-    }
+impl Parser<JqlLanguage> {
     fn parse(&mut self) -> Result<Jql, String> {
-        let expr = if self.peek().is_none() || kw(self.peek(), "order") {
+        let expr = if self.peek().is_none() || self.at_keyword("order") {
             None
         } else {
             Some(self.or()?)
         };
         let mut order = Vec::new();
-        if kw(self.peek(), "order") {
+        if self.at_keyword("order") {
             self.bump();
-            if !kw(self.peek(), "by") {
+            if !self.at_keyword("by") {
                 return Err(
                     "Error in the JQL Query: Expecting 'by' but got the end of the query.".into(),
                 );
@@ -397,10 +311,10 @@ impl P {
                     }
                 };
                 let mut asc = matches!(f.as_str(), "key" | "issuekey" | "id");
-                if kw(self.peek(), "asc") {
+                if self.at_keyword("asc") {
                     asc = true;
                     self.bump();
-                } else if kw(self.peek(), "desc") {
+                } else if self.at_keyword("desc") {
                     asc = false;
                     self.bump();
                 }
@@ -420,40 +334,7 @@ impl P {
         }
         Ok(Jql { expr, order })
     }
-    fn or(&mut self) -> Result<Expr, String> {
-        let mut e = self.and()?;
-        while kw(self.peek(), "or") || self.peek() == Some(&Tok::Op("||".into())) {
-            self.bump();
-            e = Expr::Or(Box::new(e), Box::new(self.and()?));
-        }
-        Ok(e)
-    }
-    fn and(&mut self) -> Result<Expr, String> {
-        let mut e = self.not()?;
-        while kw(self.peek(), "and") {
-            self.bump();
-            e = Expr::And(Box::new(e), Box::new(self.not()?));
-        }
-        Ok(e)
-    }
-    fn not(&mut self) -> Result<Expr, String> {
-        if kw(self.peek(), "not") {
-            self.bump();
-            return Ok(Expr::Not(Box::new(self.not()?)));
-        }
-        if self.peek() == Some(&Tok::LParen) {
-            self.bump();
-            let e = self.or()?;
-            if self.bump() != Some(Tok::RParen) {
-                return Err(
-                    "Error in the JQL Query: Expecting ')' before the end of the query.".into(),
-                );
-            }
-            return Ok(e);
-        }
-        self.clause()
-    }
-    fn clause(&mut self) -> Result<Expr, String> {
+    fn clause(&mut self) -> Result<Clause, String> {
         let field =
             match self.bump() {
                 Some(Tok::Word(w)) | Some(Tok::Str(w)) => w,
@@ -478,14 +359,14 @@ impl P {
             Some(Tok::Op(o)) => o,
             Some(Tok::Word(w)) if w.eq_ignore_ascii_case("in") => "in".into(),
             Some(Tok::Word(w)) if w.eq_ignore_ascii_case("is") => {
-                if kw(self.peek(), "not") {
+                if self.at_keyword("not") {
                     self.bump();
                     "is not".into()
                 } else {
                     "is".into()
                 }
             }
-            Some(Tok::Word(w)) if w.eq_ignore_ascii_case("not") && kw(self.peek(), "in") => {
+            Some(Tok::Word(w)) if w.eq_ignore_ascii_case("not") && self.at_keyword("in") => {
                 self.bump();
                 "not in".into()
             }
@@ -524,7 +405,7 @@ impl P {
         } else {
             vec![self.value()?]
         };
-        Ok(Expr::Clause {
+        Ok(Clause {
             field: lf,
             op,
             vals,
@@ -577,7 +458,7 @@ fn show(t: &Tok) -> String {
 }
 
 fn parse_jql(s: &str) -> Result<Jql, String> {
-    P { t: lex(s)?, i: 0 }.parse()
+    Parser::<JqlLanguage>::new(query_lang::lex::<JqlLanguage>(s)?).parse()
 }
 
 /// `-7d`, `2w`, `-4h`, `30m` as seconds.
@@ -627,21 +508,13 @@ fn date_value(v: &Val) -> Result<i64, String> {
 
 /// Validates date values and functions before evaluation (so errors become 400s).
 fn validate(e: &Expr) -> Result<(), String> {
-    match e {
-        Expr::And(a, b) | Expr::Or(a, b) => {
-            validate(a)?;
-            validate(b)
+    let mut first_error = Ok(());
+    e.for_each_clause(true, &mut |Clause { field, op, vals }, _| {
+        if first_error.is_ok() && is_date_field(field) && !op.starts_with("is") {
+            first_error = vals.iter().try_for_each(|v| date_value(v).map(|_| ()));
         }
-        Expr::Not(a) => validate(a),
-        Expr::Clause { field, op, vals } => {
-            if is_date_field(field) && !op.starts_with("is") {
-                for v in vals {
-                    date_value(v)?;
-                }
-            }
-            Ok(())
-        }
-    }
+    });
+    first_error
 }
 
 fn is_date_field(f: &str) -> bool {
@@ -665,12 +538,7 @@ struct Ctx<'a> {
 }
 
 fn eval(e: &Expr, c: &Ctx) -> bool {
-    match e {
-        Expr::And(a, b) => eval(a, c) && eval(b, c),
-        Expr::Or(a, b) => eval(a, c) || eval(b, c),
-        Expr::Not(a) => !eval(a, c),
-        Expr::Clause { field, op, vals } => clause(field, op, vals, c),
-    }
+    e.eval(&|Clause { field, op, vals }| clause(field, op, vals, c))
 }
 
 fn clause(field: &str, op: &str, vals: &[Val], c: &Ctx) -> bool {
@@ -780,20 +648,13 @@ fn clause(field: &str, op: &str, vals: &[Val], c: &Ctx) -> bool {
 }
 
 /// Terms of the positive `~` clauses, for ranking.
-fn collect_terms(e: &Expr, positive: bool, q: &mut Query) {
-    match e {
-        Expr::And(a, b) | Expr::Or(a, b) => {
-            collect_terms(a, positive, q);
-            collect_terms(b, positive, q);
+fn collect_terms(e: &Expr, q: &mut Query) {
+    e.for_each_clause(true, &mut |Clause { field, op, vals }, positive| {
+        let text_field = matches!(field.as_str(), "text" | "summary" | "description");
+        if positive && op == "~" && text_field {
+            q.extend(Query::parse(&text_of(&vals[0])));
         }
-        Expr::Not(a) => collect_terms(a, !positive, q),
-        Expr::Clause { field, op, vals } => {
-            if positive && op == "~" && matches!(field.as_str(), "text" | "summary" | "description")
-            {
-                q.extend(Query::parse(&text_of(&vals[0])));
-            }
-        }
-    }
+    });
 }
 
 fn page_token(offset: usize, jql: &str) -> String {
@@ -915,7 +776,7 @@ fn search(req: &Req) -> Response {
     let cap = if fields.is_empty() { 5000 } else { 100 };
     let max = req.page_size(max.unwrap_or(50).clamp(1, cap) as usize);
     let mut terms = Query::default();
-    collect_terms(&expr, true, &mut terms);
+    collect_terms(&expr, &mut terms);
     let (sort_field, ascending) = parsed
         .order
         .first()

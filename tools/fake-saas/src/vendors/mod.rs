@@ -11,6 +11,7 @@ pub(crate) mod linear;
 pub(crate) mod notion;
 pub(crate) mod oauth;
 pub(crate) mod okta;
+pub(crate) mod query_lang;
 pub(crate) mod slack;
 pub(crate) mod zendesk;
 // Salesforce, Microsoft 365, Asana, Trello, Intercom.
