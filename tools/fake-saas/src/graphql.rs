@@ -1,141 +1,11 @@
-//! A small GraphQL document parser: enough to find operations, their variables and
-//! selection sets, and to project a JSON value onto a selection set.
+//! GraphQL documents, parsed with `apollo-parser` (as the host parses them): the
+//! operations, their variables and selection sets, and the projection of a JSON
+//! value onto a selection set.
 
 use std::collections::HashMap;
 
+use apollo_parser::cst::{self, CstNode};
 use serde_json::{Map, Value};
-
-#[derive(Clone, Debug, PartialEq)]
-enum Tok {
-    Name(String),
-    Var(String),
-    Str(String),
-    Num(String),
-    Punct(char),
-    Spread,
-}
-
-fn lex(src: &str) -> Result<Vec<Tok>, String> {
-    let mut out = Vec::new();
-    let chars: Vec<char> = src.chars().collect();
-    let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
-        match c {
-            c if c.is_whitespace() || c == ',' || c == '\u{feff}' => i += 1,
-            '#' => {
-                while i < chars.len() && chars[i] != '\n' {
-                    i += 1;
-                }
-            }
-            '.' => {
-                if chars.get(i + 1) == Some(&'.') && chars.get(i + 2) == Some(&'.') {
-                    out.push(Tok::Spread);
-                    i += 3;
-                } else {
-                    return Err("Syntax Error: Unexpected \".\".".into());
-                }
-            }
-            '$' => {
-                i += 1;
-                let s = i;
-                while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_') {
-                    i += 1;
-                }
-                out.push(Tok::Var(chars[s..i].iter().collect()));
-            }
-            '"' => {
-                if chars.get(i + 1) == Some(&'"') && chars.get(i + 2) == Some(&'"') {
-                    i += 3;
-                    let mut s = String::new();
-                    loop {
-                        if chars.get(i) == Some(&'"')
-                            && chars.get(i + 1) == Some(&'"')
-                            && chars.get(i + 2) == Some(&'"')
-                        {
-                            i += 3;
-                            break;
-                        }
-                        match chars.get(i) {
-                            Some(ch) => s.push(*ch),
-                            None => return Err("Syntax Error: Unterminated string.".into()),
-                        }
-                        i += 1;
-                    }
-                    out.push(Tok::Str(s.trim().to_string()));
-                } else {
-                    i += 1;
-                    let mut s = String::new();
-                    loop {
-                        match chars.get(i) {
-                            None | Some('\n') => {
-                                return Err("Syntax Error: Unterminated string.".into());
-                            }
-                            Some('"') => {
-                                i += 1;
-                                break;
-                            }
-                            Some('\\') => {
-                                let e = chars.get(i + 1).copied().unwrap_or('\\');
-                                i += 2;
-                                match e {
-                                    'n' => s.push('\n'),
-                                    't' => s.push('\t'),
-                                    'r' => s.push('\r'),
-                                    'b' => s.push('\u{8}'),
-                                    'f' => s.push('\u{c}'),
-                                    'u' => {
-                                        let hex: String = chars
-                                            .get(i..i + 4)
-                                            .map(|h| h.iter().collect())
-                                            .unwrap_or_default();
-                                        i += 4;
-                                        if let Some(ch) = u32::from_str_radix(&hex, 16)
-                                            .ok()
-                                            .and_then(char::from_u32)
-                                        {
-                                            s.push(ch);
-                                        }
-                                    }
-                                    other => s.push(other),
-                                }
-                            }
-                            Some(ch) => {
-                                s.push(*ch);
-                                i += 1;
-                            }
-                        }
-                    }
-                    out.push(Tok::Str(s));
-                }
-            }
-            c if c == '-' || c.is_ascii_digit() => {
-                let s = i;
-                i += 1;
-                while i < chars.len()
-                    && (chars[i].is_ascii_digit()
-                        || matches!(chars[i], '.' | 'e' | 'E' | '+' | '-'))
-                {
-                    i += 1;
-                }
-                out.push(Tok::Num(chars[s..i].iter().collect()));
-            }
-            c if c.is_alphabetic() || c == '_' => {
-                let s = i;
-                while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_') {
-                    i += 1;
-                }
-                out.push(Tok::Name(chars[s..i].iter().collect()));
-            }
-            '{' | '}' | '(' | ')' | '[' | ']' | ':' | '=' | '@' | '!' | '|' | '&' => {
-                out.push(Tok::Punct(c));
-                i += 1;
-            }
-            other => return Err(format!("Syntax Error: Unexpected character \"{other}\".")),
-        }
-    }
-    Ok(out)
-}
 
 /// An argument or variable default value.
 #[derive(Clone, Debug, PartialEq)]
@@ -201,272 +71,122 @@ pub(crate) struct Document {
     pub fragments: HashMap<String, Vec<Selection>>,
 }
 
-struct Parser {
-    toks: Vec<Tok>,
-    pos: usize,
-}
-
-impl Parser {
-    fn peek(&self) -> Option<&Tok> {
-        self.toks.get(self.pos)
-    }
-    fn next(&mut self) -> Option<Tok> {
-        let t = self.toks.get(self.pos).cloned();
-        self.pos += 1;
-        t
-    }
-    fn is_punct(&self, c: char) -> bool {
-        self.peek() == Some(&Tok::Punct(c))
-    }
-    fn expect(&mut self, c: char) -> Result<(), String> {
-        match self.next() {
-            Some(Tok::Punct(p)) if p == c => Ok(()),
-            other => Err(format!(
-                "Syntax Error: Expected \"{c}\", found {}.",
-                show(&other)
-            )),
-        }
-    }
-    fn name(&mut self) -> Result<String, String> {
-        match self.next() {
-            Some(Tok::Name(n)) => Ok(n),
-            other => Err(format!(
-                "Syntax Error: Expected Name, found {}.",
-                show(&other)
-            )),
-        }
-    }
-
-    fn document(&mut self) -> Result<Document, String> {
-        let mut doc = Document::default();
-        while let Some(t) = self.peek().cloned() {
-            match t {
-                Tok::Punct('{') => {
-                    let selections = self.selection_set()?;
-                    doc.operations.push(Operation {
-                        kind: "query".into(),
-                        name: None,
-                        var_defaults: Vec::new(),
-                        selections,
-                    });
-                }
-                Tok::Name(n) if n == "fragment" => {
-                    self.next();
-                    let name = self.name()?;
-                    // `on Type`
-                    if matches!(self.peek(), Some(Tok::Name(on)) if on == "on") {
-                        self.next();
-                        self.name()?;
-                    }
-                    self.directives()?;
-                    let sel = self.selection_set()?;
-                    doc.fragments.insert(name, sel);
-                }
-                Tok::Name(n) if n == "query" || n == "mutation" || n == "subscription" => {
-                    self.next();
-                    let name = match self.peek() {
-                        Some(Tok::Name(_)) => Some(self.name()?),
-                        _ => None,
-                    };
-                    let mut var_defaults = Vec::new();
-                    if self.is_punct('(') {
-                        self.next();
-                        while !self.is_punct(')') {
-                            let var = match self.next() {
-                                Some(Tok::Var(v)) => v,
-                                other => {
-                                    return Err(format!(
-                                        "Syntax Error: Expected \"$\", found {}.",
-                                        show(&other)
-                                    ));
-                                }
-                            };
-                            self.expect(':')?;
-                            self.type_ref()?;
-                            let default = if self.is_punct('=') {
-                                self.next();
-                                Some(self.value()?)
-                            } else {
-                                None
-                            };
-                            self.directives()?;
-                            var_defaults.push((var, default));
-                        }
-                        self.expect(')')?;
-                    }
-                    self.directives()?;
-                    let selections = self.selection_set()?;
-                    doc.operations.push(Operation {
-                        kind: n,
-                        name,
-                        var_defaults,
-                        selections,
-                    });
-                }
-                other => {
-                    return Err(format!(
-                        "Syntax Error: Unexpected {}.",
-                        show(&Some(other.clone()))
-                    ));
-                }
-            }
-        }
-        if doc.operations.is_empty() && doc.fragments.is_empty() {
-            return Err("Syntax Error: Unexpected <EOF>.".into());
-        }
-        Ok(doc)
-    }
-
-    fn type_ref(&mut self) -> Result<(), String> {
-        if self.is_punct('[') {
-            self.next();
-            self.type_ref()?;
-            self.expect(']')?;
-        } else {
-            self.name()?;
-        }
-        if self.is_punct('!') {
-            self.next();
-        }
-        Ok(())
-    }
-
-    fn directives(&mut self) -> Result<(), String> {
-        while self.is_punct('@') {
-            self.next();
-            self.name()?;
-            if self.is_punct('(') {
-                self.arguments()?;
-            }
-        }
-        Ok(())
-    }
-
-    fn arguments(&mut self) -> Result<Vec<(String, GValue)>, String> {
-        self.expect('(')?;
-        let mut args = Vec::new();
-        while !self.is_punct(')') {
-            let n = self.name()?;
-            self.expect(':')?;
-            args.push((n, self.value()?));
-        }
-        self.expect(')')?;
-        Ok(args)
-    }
-
-    fn value(&mut self) -> Result<GValue, String> {
-        match self.next() {
-            Some(Tok::Var(v)) => Ok(GValue::Var(v)),
-            Some(Tok::Str(s)) => Ok(GValue::Lit(Value::String(s))),
-            Some(Tok::Num(n)) => Ok(GValue::Lit(
-                serde_json::from_str(&n).unwrap_or(Value::String(n)),
-            )),
-            Some(Tok::Name(n)) => Ok(GValue::Lit(match n.as_str() {
-                "true" => Value::Bool(true),
-                "false" => Value::Bool(false),
-                "null" => Value::Null,
-                _ => Value::String(n),
-            })),
-            Some(Tok::Punct('[')) => {
-                let mut l = Vec::new();
-                while !self.is_punct(']') {
-                    if self.peek().is_none() {
-                        return Err("Syntax Error: Unexpected <EOF>.".into());
-                    }
-                    l.push(self.value()?);
-                }
-                self.next();
-                Ok(GValue::List(l))
-            }
-            Some(Tok::Punct('{')) => {
-                let mut o = Vec::new();
-                while !self.is_punct('}') {
-                    let n = self.name()?;
-                    self.expect(':')?;
-                    o.push((n, self.value()?));
-                }
-                self.next();
-                Ok(GValue::Object(o))
-            }
-            other => Err(format!("Syntax Error: Unexpected {}.", show(&other))),
-        }
-    }
-
-    fn selection_set(&mut self) -> Result<Vec<Selection>, String> {
-        self.expect('{')?;
-        let mut out = Vec::new();
-        while !self.is_punct('}') {
-            match self.peek().cloned() {
-                None => return Err("Syntax Error: Expected Name, found <EOF>.".into()),
-                Some(Tok::Spread) => {
-                    self.next();
-                    match self.peek().cloned() {
-                        Some(Tok::Name(n)) if n == "on" => {
-                            self.next();
-                            self.name()?;
-                            self.directives()?;
-                            out.push(Selection::Inline(self.selection_set()?));
-                        }
-                        Some(Tok::Name(n)) => {
-                            self.next();
-                            self.directives()?;
-                            out.push(Selection::Spread(n));
-                        }
-                        _ => {
-                            self.directives()?;
-                            out.push(Selection::Inline(self.selection_set()?));
-                        }
-                    }
-                }
-                Some(_) => {
-                    let first = self.name()?;
-                    let (alias, name) = if self.is_punct(':') {
-                        self.next();
-                        (Some(first), self.name()?)
-                    } else {
-                        (None, first)
-                    };
-                    let args = if self.is_punct('(') {
-                        self.arguments()?
-                    } else {
-                        Vec::new()
-                    };
-                    self.directives()?;
-                    let selections = if self.is_punct('{') {
-                        self.selection_set()?
-                    } else {
-                        Vec::new()
-                    };
-                    out.push(Selection::Field(Field {
-                        alias,
-                        name,
-                        args,
-                        selections,
-                    }));
-                }
-            }
-        }
-        self.next();
-        Ok(out)
-    }
-}
-
-fn show(t: &Option<Tok>) -> String {
-    match t {
-        None => "<EOF>".into(),
-        Some(Tok::Name(n)) => format!("Name \"{n}\""),
-        Some(Tok::Var(v)) => format!("\"${v}\""),
-        Some(Tok::Str(s)) => format!("String \"{s}\""),
-        Some(Tok::Num(n)) => format!("Int \"{n}\""),
-        Some(Tok::Punct(c)) => format!("\"{c}\""),
-        Some(Tok::Spread) => "\"...\"".into(),
-    }
-}
-
 /// Parses a GraphQL document.
 pub(crate) fn parse(src: &str) -> Result<Document, String> {
-    let toks = lex(src)?;
-    Parser { toks, pos: 0 }.document()
+    let tree = apollo_parser::Parser::new(src).parse();
+    if let Some(error) = tree.errors().next() {
+        return Err(format!("Syntax Error: {}.", error.message()));
+    }
+    let mut doc = Document::default();
+    for definition in tree.document().definitions() {
+        match definition {
+            cst::Definition::OperationDefinition(op) => doc.operations.push(operation(&op)),
+            cst::Definition::FragmentDefinition(fragment) => {
+                let name = fragment.fragment_name().and_then(|f| f.name());
+                doc.fragments.insert(
+                    name.map(|n| n.text().to_string()).unwrap_or_default(),
+                    selections(fragment.selection_set()),
+                );
+            }
+            other => {
+                let first = other.syntax().first_token().map(|t| t.text().to_string());
+                return Err(format!(
+                    "Syntax Error: Unexpected Name \"{}\".",
+                    first.unwrap_or_default()
+                ));
+            }
+        }
+    }
+    if doc.operations.is_empty() && doc.fragments.is_empty() {
+        return Err("Syntax Error: Unexpected <EOF>.".into());
+    }
+    Ok(doc)
+}
+
+fn operation(op: &cst::OperationDefinition) -> Operation {
+    // `{ ... }` alone is a query.
+    let kind = match op.operation_type() {
+        Some(t) if t.mutation_token().is_some() => "mutation",
+        Some(t) if t.subscription_token().is_some() => "subscription",
+        _ => "query",
+    };
+    let var_defaults = op
+        .variable_definitions()
+        .into_iter()
+        .flat_map(|defs| defs.variable_definitions())
+        .map(|def| {
+            let name = def.variable().map(|v| v.text().to_string());
+            let default = def.default_value().and_then(|d| d.value()).map(value);
+            (name.unwrap_or_default(), default)
+        })
+        .collect();
+    Operation {
+        kind: kind.into(),
+        name: op.name().map(|n| n.text().to_string()),
+        var_defaults,
+        selections: selections(op.selection_set()),
+    }
+}
+
+fn selections(set: Option<cst::SelectionSet>) -> Vec<Selection> {
+    let Some(set) = set else {
+        return Vec::new();
+    };
+    set.selections()
+        .map(|selection| match selection {
+            cst::Selection::Field(f) => Selection::Field(field(&f)),
+            cst::Selection::InlineFragment(inline) => {
+                Selection::Inline(selections(inline.selection_set()))
+            }
+            cst::Selection::FragmentSpread(spread) => {
+                let name = spread.fragment_name().and_then(|f| f.name());
+                Selection::Spread(name.map(|n| n.text().to_string()).unwrap_or_default())
+            }
+        })
+        .collect()
+}
+
+fn field(f: &cst::Field) -> Field {
+    let name_of = |n: Option<cst::Name>| n.map(|n| n.text().to_string()).unwrap_or_default();
+    let args = f
+        .arguments()
+        .into_iter()
+        .flat_map(|args| args.arguments())
+        .map(|arg| {
+            (
+                name_of(arg.name()),
+                arg.value().map_or(GValue::Lit(Value::Null), value),
+            )
+        })
+        .collect();
+    Field {
+        alias: f.alias().map(|a| name_of(a.name())),
+        name: name_of(f.name()),
+        args,
+        selections: selections(f.selection_set()),
+    }
+}
+
+fn value(v: cst::Value) -> GValue {
+    let number = |text: String| serde_json::from_str(&text).unwrap_or(Value::String(text));
+    match v {
+        cst::Value::Variable(var) => GValue::Var(var.text().to_string()),
+        cst::Value::StringValue(s) => GValue::Lit(Value::String(s.into())),
+        cst::Value::IntValue(i) => GValue::Lit(number(i.syntax().text().to_string())),
+        cst::Value::FloatValue(f) => GValue::Lit(number(f.syntax().text().to_string())),
+        cst::Value::BooleanValue(b) => GValue::Lit(Value::Bool(b.true_token().is_some())),
+        cst::Value::NullValue(_) => GValue::Lit(Value::Null),
+        cst::Value::EnumValue(e) => GValue::Lit(Value::String(e.text().to_string())),
+        cst::Value::ListValue(l) => GValue::List(l.values().map(value).collect()),
+        cst::Value::ObjectValue(o) => GValue::Object(
+            o.object_fields()
+                .map(|f| {
+                    let name = f.name().map(|n| n.text().to_string()).unwrap_or_default();
+                    (name, f.value().map_or(GValue::Lit(Value::Null), value))
+                })
+                .collect(),
+        ),
+    }
 }
 
 impl Document {
@@ -605,5 +325,23 @@ mod tests {
             Some(&GValue::Lit(json!("checkout \"timeout\"")))
         );
         assert!(parse("{ a ").is_err());
+    }
+
+    #[test]
+    fn literal_values_keep_their_json_types() {
+        let doc = parse(
+            r#"{ a(n: 5 , x: -2.5e1, b: true, e: OPEN, l: [1, null], o: {k: "v"}) { id } }"#,
+        )
+        .unwrap();
+        let f = doc.fields(&doc.operations[0].selections)[0];
+        let resolved = |name| f.arg(name).unwrap().resolve(&Map::new());
+        assert_eq!(resolved("n"), json!(5));
+        assert_eq!(resolved("x"), json!(-25.0));
+        assert_eq!(resolved("b"), json!(true));
+        assert_eq!(resolved("e"), json!("OPEN"));
+        assert_eq!(resolved("l"), json!([1, null]));
+        assert_eq!(resolved("o"), json!({"k": "v"}));
+        assert!(parse("type Query { a: Int }").is_err());
+        assert!(parse("").is_err());
     }
 }
