@@ -1,30 +1,40 @@
 //! Minimal UTC calendar arithmetic (no time-zone database, no wall clock).
 //!
-//! The dataset is built from fixed dates, so everything here is pure.
+//! The dataset is built from fixed dates, so everything here is pure. The calendar
+//! itself is jiff's.
 
-/// Days since 1970-01-01 for a proleptic Gregorian date (Howard Hinnant's algorithm).
+use jiff::ToSpan;
+use jiff::civil::Date;
+
+const EPOCH: Date = jiff::civil::date(1970, 1, 1);
+
+/// Days since 1970-01-01 for a proleptic Gregorian date.
+///
+/// Counted from the first of the month, so that a day past the month's end rolls on
+/// into the next month (`2025-02-31` is `2025-03-03`), as callers have always had it.
 pub fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = if y >= 0 { y } else { y - 399 } / 400;
-    let yoe = y - era * 400;
-    let m = m as i64;
-    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + d as i64 - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146097 + doe - 719468
+    let first = i16::try_from(y)
+        .ok()
+        .zip(i8::try_from(m).ok())
+        .and_then(|(y, m)| Date::new(y, m, 1).ok())
+        .unwrap_or_else(|| panic!("no such month {y}-{m}"));
+    let days = EPOCH
+        .until(first)
+        .expect("dates are in jiff's range")
+        .get_days();
+    i64::from(days) + i64::from(d) - 1
 }
 
 /// The (year, month, day) of a day count since 1970-01-01.
 pub fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719468;
-    let era = if z >= 0 { z } else { z - 146096 } / 146097;
-    let doe = z - era * 146097;
-    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (if m <= 2 { y + 1 } else { y }, m, d)
+    let date = EPOCH
+        .checked_add(z.days())
+        .unwrap_or_else(|_| panic!("{z} days from 1970 is outside jiff's range"));
+    (
+        i64::from(date.year()),
+        date.month() as u32,
+        date.day() as u32,
+    )
 }
 
 /// Broken-down UTC time of a unix timestamp.
@@ -200,6 +210,7 @@ mod tests {
     #[test]
     fn round_trip() {
         assert_eq!(days_from_civil(1970, 1, 1), 0);
+        assert_eq!(days_from_civil(2025, 2, 31), days_from_civil(2025, 3, 3));
         assert_eq!(rfc3339(1714650000), "2024-05-02T11:40:00Z");
         for d in [-1000, 0, 19000, 20500] {
             let (y, m, dd) = civil_from_days(d);
