@@ -2,12 +2,34 @@
 //!
 //! Time expressions need only a handful of operations (start of a day, a
 //! week, a month; a month earlier; the weekday) and must be exact around
-//! month ends, year ends and leap days. A few lines of Howard Hinnant's
-//! public-domain `days_from_civil` algorithms do that without a date crate.
-//! Everything is UTC: the API carries no user time zone.
+//! month ends, year ends and leap days. The calendar itself is jiff's
+//! (`jiff::civil`); this module keeps those few operations on Unix seconds
+//! and on years of any size. Everything is UTC: the API carries no user
+//! time zone.
+
+use jiff::Span;
+use jiff::civil;
 
 pub const SECONDS_PER_HOUR: i64 = 3_600;
 pub const SECONDS_PER_DAY: i64 = 86_400;
+
+/// The Gregorian calendar repeats every 400 years, and 400 years are
+/// 146 097 days, a whole number of weeks. jiff's dates span the years -9999
+/// to 9999; any other year (a month counted back from "the last 99999
+/// years") is computed in the cycle starting in 1970 that has the same
+/// calendar, then moved back by whole cycles.
+const CYCLE_YEARS: i64 = 400;
+const CYCLE_DAYS: i64 = 146_097;
+
+const EPOCH: civil::Date = civil::Date::constant(1970, 1, 1);
+
+/// `year` as a year of the cycle 1970..=2369 with the same calendar, and
+/// the number of cycles between them.
+fn fold_year(year: i64) -> (i16, i64) {
+    let cycles = (year - 1970).div_euclid(CYCLE_YEARS);
+    let folded = year - cycles * CYCLE_YEARS;
+    (i16::try_from(folded).expect("1970..=2369"), cycles)
+}
 
 /// A calendar date in the proleptic Gregorian calendar.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -21,8 +43,9 @@ impl Date {
     /// The date, if `day` exists in that month (no 31 April, no 29 February
     /// 2025): a question naming an impossible date is not a time expression.
     pub fn new(year: i64, month: u32, day: u32) -> Option<Date> {
-        let valid = (1..=12).contains(&month) && day >= 1 && day <= days_in_month(year, month);
-        valid.then_some(Date { year, month, day })
+        let (month8, day8) = (i8::try_from(month).ok()?, i8::try_from(day).ok()?);
+        civil::Date::new(fold_year(year).0, month8, day8).ok()?;
+        Some(Date { year, month, day })
     }
 
     /// The date that contains the instant `unix` (seconds since 1970).
@@ -32,37 +55,16 @@ impl Date {
 
     /// The date `days` days after 1970-01-01.
     pub fn from_days(days: i64) -> Date {
-        let z = days + 719_468;
-        let era = z.div_euclid(146_097);
-        let day_of_era = z - era * 146_097;
-        let year_of_era =
-            (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
-        let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
-        let shifted_month = (5 * day_of_year + 2) / 153; // 0 = March
-        let day = day_of_year - (153 * shifted_month + 2) / 5 + 1;
-        let month = if shifted_month < 10 {
-            shifted_month + 3
-        } else {
-            shifted_month - 9
-        };
-        Date {
-            year: year_of_era + era * 400 + i64::from(month <= 2),
-            month: month as u32,
-            day: day as u32,
-        }
+        let in_cycle = EPOCH
+            .checked_add(Span::new().days(days.rem_euclid(CYCLE_DAYS)))
+            .expect("within 400 years of 1970");
+        Date::from_civil(in_cycle, days.div_euclid(CYCLE_DAYS))
     }
 
     /// Days since 1970-01-01 (negative before).
     pub fn days(self) -> i64 {
-        let month = i64::from(self.month);
-        // Counting years from March puts the leap day at the end of a year.
-        let year = if month <= 2 { self.year - 1 } else { self.year };
-        let era = year.div_euclid(400);
-        let year_of_era = year - era * 400;
-        let shifted_month = if month > 2 { month - 3 } else { month + 9 };
-        let day_of_year = (153 * shifted_month + 2) / 5 + i64::from(self.day) - 1;
-        let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
-        era * 146_097 + day_of_era - 719_468
+        let (date, cycles) = self.civil();
+        date.duration_since(EPOCH).as_secs() / SECONDS_PER_DAY + cycles * CYCLE_DAYS
     }
 
     /// The first second of this date.
@@ -72,33 +74,51 @@ impl Date {
 
     /// 0 for Monday through 6 for Sunday (ISO order: weeks start on Monday).
     pub fn weekday(self) -> u32 {
-        // 1970-01-01 was a Thursday (3).
-        (self.days() + 3).rem_euclid(7) as u32
+        self.civil().0.weekday().to_monday_zero_offset() as u32
     }
 
     /// The same day `delta` months away, clamped to the end of a shorter
     /// month (31 March minus one month is 28 or 29 February), the way people
     /// count "a month ago".
     pub fn add_months(self, delta: i64) -> Date {
-        let index = self.year * 12 + i64::from(self.month) - 1 + delta;
-        let year = index.div_euclid(12);
-        let month = index.rem_euclid(12) as u32 + 1;
-        let day = self.day.min(days_in_month(year, month));
-        Date { year, month, day }
+        const CYCLE_MONTHS: i64 = CYCLE_YEARS * 12;
+        let (date, cycles) = self.civil();
+        let moved = date
+            .checked_add(Span::new().months(delta.rem_euclid(CYCLE_MONTHS)))
+            .expect("within 800 years of 1970");
+        Date::from_civil(moved, cycles + delta.div_euclid(CYCLE_MONTHS))
+    }
+
+    /// This date in the cycle starting in 1970 (see [`fold_year`]), and the
+    /// cycles between them. Every `Date` is a real date: [`Date::new`]
+    /// checks, and the other constructors make only real ones.
+    fn civil(self) -> (civil::Date, i64) {
+        let (year, cycles) = fold_year(self.year);
+        let date = civil::Date::new(year, self.month as i8, self.day as i8)
+            .expect("a Date is a real date");
+        (date, cycles)
+    }
+
+    /// `date`, `cycles` of 400 years later.
+    fn from_civil(date: civil::Date, cycles: i64) -> Date {
+        Date {
+            year: i64::from(date.year()) + cycles * CYCLE_YEARS,
+            month: date.month() as u32,
+            day: date.day() as u32,
+        }
     }
 }
 
 pub fn is_leap_year(year: i64) -> bool {
-    year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
+    civil::Date::constant(fold_year(year).0, 1, 1).in_leap_year()
 }
 
+/// The days of `month` (1 to 12) in `year`; 31 for any other month.
 pub fn days_in_month(year: i64, month: u32) -> u32 {
-    match month {
-        2 if is_leap_year(year) => 29,
-        2 => 28,
-        4 | 6 | 9 | 11 => 30,
-        _ => 31,
-    }
+    i8::try_from(month)
+        .ok()
+        .and_then(|month| civil::Date::new(fold_year(year).0, month, 1).ok())
+        .map_or(31, |first| first.days_in_month() as u32)
 }
 
 /// RFC 3339 in UTC with second precision (`2026-11-15T00:00:00Z`): the form
@@ -138,6 +158,26 @@ mod tests {
         for days in (-800_000..800_000).step_by(7) {
             assert_eq!(Date::from_days(days).days(), days);
         }
+    }
+
+    #[test]
+    fn years_beyond_jiffs_range_follow_the_400_year_cycle() {
+        let ten_thousand_years = 25 * CYCLE_DAYS;
+        assert_eq!(
+            date(12_026, 11, 15).days(),
+            date(2026, 11, 15).days() + ten_thousand_years
+        );
+        assert_eq!(date(12_026, 11, 15).weekday(), 6); // Sunday, as in 2026
+        assert_eq!(
+            Date::from_days(date(-98_030, 3, 1).days()),
+            date(-98_030, 3, 1)
+        );
+        assert_eq!(
+            date(2024, 2, 29).add_months(-99_999 * 12),
+            date(-97_975, 2, 28)
+        );
+        assert!(is_leap_year(-97_976));
+        assert_eq!(days_in_month(12_024, 2), 29);
     }
 
     #[test]
