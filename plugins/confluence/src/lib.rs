@@ -9,12 +9,12 @@
 //! when a body is missing), and citations are the pages' web URLs
 //! (`_links.base` + the result's relative `url`).
 
+use quarry_connector_sdk::atlassian::{find_site, search_text};
 use quarry_connector_sdk::page::Page;
 use quarry_connector_sdk::prelude::*;
 use quarry_connector_sdk::text::html_to_text;
 use quarry_connector_sdk::time::{from_unix, to_unix};
 
-const RESOURCES: &str = "https://api.atlassian.com/oauth/token/accessible-resources";
 const EXPAND: &str = "content.body.storage,content.history,content.version,content.space";
 const MAX_PAGES: usize = 3;
 /// Confluence caps a page of results with bodies at 50.
@@ -24,12 +24,12 @@ struct Confluence;
 
 impl Connector for Confluence {
     fn search(request: SearchRequest) -> Result<Vec<Document>, SearchError> {
-        let (cloud_id, site) = find_site(request.setting("site"))?;
+        let site = find_site(request.setting("site"), "Confluence", Some("confluence"))?;
         let cql = cql(&request);
         let want = request.max_results.clamp(1, 150) as usize;
         let api = format!(
             "https://api.atlassian.com/ex/confluence/{}/wiki/rest/api/search",
-            quarry_connector_sdk::url::segment(&cloud_id)
+            quarry_connector_sdk::url::segment(&site.cloud_id)
         );
         let mut base: Option<String> = None;
         let results = collect_pages(want, MAX_PAGES, |cursor: Option<String>| {
@@ -48,7 +48,7 @@ impl Connector for Confluence {
                 next: body.str_at("/_links/next").and_then(cursor_of),
             })
         })?;
-        let base = base.unwrap_or_else(|| format!("{site}/wiki"));
+        let base = base.unwrap_or_else(|| format!("{}/wiki", site.url));
         Ok(results
             .iter()
             .filter(|r| request.in_time_range(last_modified(r)))
@@ -57,62 +57,13 @@ impl Connector for Confluence {
     }
 }
 
-/// The cloud id and URL of the user's site: the one named by the setting,
-/// else the first that grants a Confluence scope, else the first.
-fn find_site(wanted: Option<&str>) -> Result<(String, String), SearchError> {
-    let sites: Value = Request::get(RESOURCES).send()?.error_for_status()?.json()?;
-    let sites = sites.as_array().map(Vec::as_slice).unwrap_or_default();
-    let confluence = |s: &&Value| {
-        s.array_at("/scopes")
-            .iter()
-            .any(|scope| scope.as_str().is_some_and(|x| x.contains("confluence")))
-    };
-    let site = match wanted.filter(|w| !w.is_empty()) {
-        Some(w) => {
-            let w = w.trim_end_matches('/');
-            sites.iter().find(|s| {
-                s.str_at("/url") == Some(w)
-                    || s.str_at("/name") == Some(w)
-                    || s.str_at("/id") == Some(w)
-            })
-        }
-        None => sites.iter().find(confluence).or(sites.first()),
-    };
-    let site = site.ok_or_else(|| {
-        SearchError::InvalidRequest(
-            "the token reaches no Confluence site (or not the configured one)".into(),
-        )
-    })?;
-    match (site.str_at("/id"), site.str_at("/url")) {
-        (Some(id), Some(url)) => Ok((id.to_string(), url.trim_end_matches('/').to_string())),
-        _ => Err(SearchError::InvalidResponse(
-            "accessible-resources entry without id or url".into(),
-        )),
-    }
-}
-
 /// `siteSearch ~ "terms" AND type in (page, blogpost) AND lastmodified >= ...`.
 ///
 /// CQL compares dates in the user's time zone, so the bounds sent are a day
 /// wider than asked and the exact range is applied to the results.
 fn cql(request: &SearchRequest) -> String {
-    let mut words: Vec<String> = request
-        .phrases
-        .iter()
-        .map(|p| format!("\\\"{}\\\"", escape(p)))
-        .collect();
-    words.extend(
-        request
-            .terms
-            .iter()
-            .map(|t| escape(t))
-            .filter(|t| !t.is_empty()),
-    );
-    if words.is_empty() {
-        words.push(escape(&request.query));
-    }
     let mut clauses = vec![
-        format!("siteSearch ~ \"{}\"", words.join(" ")),
+        format!("siteSearch ~ \"{}\"", search_text(request)),
         "type in (page, blogpost)".to_string(),
     ];
     if let Some(since) = request.since.as_deref().and_then(to_unix) {
@@ -128,13 +79,6 @@ fn cql(request: &SearchRequest) -> String {
 fn cql_time(unix: i64) -> String {
     let t = from_unix(unix);
     format!("{} {}", &t[..10], &t[11..16])
-}
-
-/// Drops the characters CQL strings and Lucene text search treat specially.
-fn escape(term: &str) -> String {
-    term.chars()
-        .filter(|c| c.is_alphanumeric() || matches!(c, ' ' | '-' | '_' | '.' | '\''))
-        .collect()
 }
 
 /// The `cursor` parameter of a `_links.next` URL.

@@ -5,11 +5,11 @@
 //! up in `accessible-resources` (the `site` setting picks one when the user
 //! can reach several), and citations point at the site's `/browse/KEY`.
 
+use quarry_connector_sdk::atlassian::{find_site, search_text};
 use quarry_connector_sdk::page::Page;
 use quarry_connector_sdk::prelude::*;
 use quarry_connector_sdk::time::date_part;
 
-const RESOURCES: &str = "https://api.atlassian.com/oauth/token/accessible-resources";
 const FIELDS: &str = "summary,description,creator,created,updated,status";
 const MAX_PAGES: usize = 3;
 
@@ -17,12 +17,12 @@ struct Jira;
 
 impl Connector for Jira {
     fn search(request: SearchRequest) -> Result<Vec<Document>, SearchError> {
-        let (cloud_id, site) = find_site(request.setting("site"))?;
+        let site = find_site(request.setting("site"), "Jira", None)?;
         let jql = jql(&request);
         let want = request.max_results.clamp(1, 300) as usize;
         let api = format!(
             "https://api.atlassian.com/ex/jira/{}/rest/api/3/search/jql",
-            quarry_connector_sdk::url::segment(&cloud_id)
+            quarry_connector_sdk::url::segment(&site.cloud_id)
         );
         let issues = collect_pages(want, MAX_PAGES, |token: Option<String>| {
             let url = Url::new(&api)
@@ -44,54 +44,14 @@ impl Connector for Jira {
         })?;
         Ok(issues
             .iter()
-            .filter_map(|issue| to_document(issue, &site))
+            .filter_map(|issue| to_document(issue, &site.url))
             .collect())
-    }
-}
-
-/// The cloud id and browse URL of the user's site.
-fn find_site(wanted: Option<&str>) -> Result<(String, String), SearchError> {
-    let sites: Value = Request::get(RESOURCES).send()?.error_for_status()?.json()?;
-    let sites = sites.as_array().map(Vec::as_slice).unwrap_or_default();
-    let site = match wanted {
-        Some(w) => sites.iter().find(|s| {
-            s.str_at("/url") == Some(w)
-                || s.str_at("/name") == Some(w)
-                || s.str_at("/id") == Some(w)
-        }),
-        None => sites.first(),
-    };
-    let site = site.ok_or_else(|| {
-        SearchError::InvalidRequest(
-            "the token reaches no Jira site (or not the configured one)".into(),
-        )
-    })?;
-    match (site.str_at("/id"), site.str_at("/url")) {
-        (Some(id), Some(url)) => Ok((id.to_string(), url.trim_end_matches('/').to_string())),
-        _ => Err(SearchError::InvalidResponse(
-            "accessible-resources entry without id or url".into(),
-        )),
     }
 }
 
 /// `text ~ "terms" AND updated >= "date" ORDER BY updated DESC`.
 fn jql(request: &SearchRequest) -> String {
-    let mut words: Vec<String> = request
-        .phrases
-        .iter()
-        .map(|p| format!("\\\"{}\\\"", escape(p)))
-        .collect();
-    words.extend(
-        request
-            .terms
-            .iter()
-            .map(|t| escape(t))
-            .filter(|t| !t.is_empty()),
-    );
-    if words.is_empty() {
-        words.push(escape(&request.query));
-    }
-    let mut clauses = vec![format!("text ~ \"{}\"", words.join(" "))];
+    let mut clauses = vec![format!("text ~ \"{}\"", search_text(request))];
     if let Some(since) = &request.since {
         clauses.push(format!("updated >= \"{}\"", date_part(since)));
     }
@@ -99,13 +59,6 @@ fn jql(request: &SearchRequest) -> String {
         clauses.push(format!("updated <= \"{}\"", date_part(until)));
     }
     format!("{} ORDER BY updated DESC", clauses.join(" AND "))
-}
-
-/// Drops the characters JQL strings and Lucene text search treat specially.
-fn escape(term: &str) -> String {
-    term.chars()
-        .filter(|c| c.is_alphanumeric() || matches!(c, ' ' | '-' | '_' | '.' | '\''))
-        .collect()
 }
 
 /// Atlassian Document Format to plain text: the text nodes, a line per block.

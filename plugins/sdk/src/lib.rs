@@ -22,6 +22,7 @@
 //! The host does the rest: it adds the user's credential, enforces the
 //! manifest's routes, and ranks and cites what `search` returns.
 
+pub mod atlassian;
 pub mod http;
 pub mod json;
 pub mod log;
