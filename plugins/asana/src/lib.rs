@@ -126,17 +126,7 @@ fn check(response: Response) -> Result<Response, SearchError> {
         .str_at("/errors/0/message")
         .map(String::from)
         .unwrap_or_else(|| response.error_message());
-    match response.status {
-        401 => Err(SearchError::Unauthorized(message)),
-        429 => Err(SearchError::RateLimited(response.retry_after())),
-        500..=599 => Err(SearchError::Upstream(format!(
-            "HTTP {}: {message}",
-            response.status
-        ))),
-        status => Err(SearchError::InvalidRequest(format!(
-            "HTTP {status}: {message}"
-        ))),
-    }
+    Err(response.status_error(message))
 }
 
 fn to_document(task: &Value) -> Option<Document> {

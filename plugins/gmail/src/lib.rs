@@ -117,17 +117,7 @@ fn check(response: Response) -> Result<Response, SearchError> {
         .as_ref()
         .and_then(|b| b.str_at("/error/message").map(String::from))
         .unwrap_or_else(|| response.error_message());
-    match response.status {
-        401 => Err(SearchError::Unauthorized(message)),
-        429 => Err(SearchError::RateLimited(response.retry_after())),
-        500..=599 => Err(SearchError::Upstream(format!(
-            "HTTP {}: {message}",
-            response.status
-        ))),
-        status => Err(SearchError::InvalidRequest(format!(
-            "HTTP {status}: {message}"
-        ))),
-    }
+    Err(response.status_error(message))
 }
 
 fn header<'a>(message: &'a Value, name: &str) -> Option<&'a str> {

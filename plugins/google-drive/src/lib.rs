@@ -155,17 +155,7 @@ fn check(response: Response) -> Result<Response, SearchError> {
         return Ok(response);
     }
     let message = google_message(&response);
-    match response.status {
-        401 => Err(SearchError::Unauthorized(message)),
-        429 => Err(SearchError::RateLimited(response.retry_after())),
-        500..=599 => Err(SearchError::Upstream(format!(
-            "HTTP {}: {message}",
-            response.status
-        ))),
-        status => Err(SearchError::InvalidRequest(format!(
-            "HTTP {status}: {message}"
-        ))),
-    }
+    Err(response.status_error(message))
 }
 
 fn rate_limit_reason(response: &Response) -> Option<String> {

@@ -183,17 +183,7 @@ fn check(response: Response) -> Result<Response, SearchError> {
         (Some(code), Some(message)) => format!("{code}: {message}"),
         _ => response.error_message(),
     };
-    match response.status {
-        401 => Err(SearchError::Unauthorized(message)),
-        429 => Err(SearchError::RateLimited(response.retry_after())),
-        500..=599 => Err(SearchError::Upstream(format!(
-            "HTTP {}: {message}",
-            response.status
-        ))),
-        status => Err(SearchError::InvalidRequest(format!(
-            "HTTP {status}: {message}"
-        ))),
-    }
+    Err(response.status_error(message))
 }
 
 /// A summary's text: fragments joined by an ellipsis, highlights dropped.

@@ -171,22 +171,11 @@ fn take_round(
 
 /// `acme`, from `acme`, `acme.my.salesforce.com` or `https://acme.my.salesforce.com/`.
 fn instance(setting: &str) -> Result<String, SearchError> {
-    let s = setting.trim().to_ascii_lowercase();
-    let s = s.strip_prefix("https://").unwrap_or(&s);
-    let s = s.trim_end_matches('/');
-    let s = s.strip_suffix(".my.salesforce.com").unwrap_or(s);
-    let valid = !s.is_empty()
-        && s.len() <= 63
-        && !s.starts_with('-')
-        && s.bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
-    if valid {
-        Ok(s.to_string())
-    } else {
-        Err(SearchError::InvalidRequest(format!(
+    quarry_connector_sdk::url::tenant_name(setting, ".my.salesforce.com").ok_or_else(|| {
+        SearchError::InvalidRequest(format!(
             "the instance_url setting {setting:?} is not a Salesforce My Domain (https://<name>.my.salesforce.com)"
-        )))
-    }
+        ))
+    })
 }
 
 /// SOSL's reserved characters, escaped with a backslash.
@@ -257,19 +246,10 @@ fn check(response: Response) -> Result<Response, SearchError> {
         Some(m) => format!("{code}: {m}"),
         None => response.error_message(),
     };
-    match response.status {
-        403 | 429 if code == "REQUEST_LIMIT_EXCEEDED" || response.status == 429 => {
-            Err(SearchError::RateLimited(response.retry_after()))
-        }
-        401 => Err(SearchError::Unauthorized(message)),
-        500..=599 => Err(SearchError::Upstream(format!(
-            "HTTP {}: {message}",
-            response.status
-        ))),
-        status => Err(SearchError::InvalidRequest(format!(
-            "HTTP {status}: {message}"
-        ))),
+    if response.status == 403 && code == "REQUEST_LIMIT_EXCEEDED" {
+        return Err(SearchError::RateLimited(response.retry_after()));
     }
+    Err(response.status_error(message))
 }
 
 fn to_document(record: &Value, base: &str) -> Option<Document> {

@@ -169,18 +169,19 @@ impl Response {
     pub fn error_for_status(self) -> Result<Response, SearchError> {
         match self.status {
             200..=299 => Ok(self),
-            401 => Err(SearchError::Unauthorized(self.error_message())),
-            429 => Err(SearchError::RateLimited(self.retry_after())),
-            500..=599 => Err(SearchError::Upstream(format!(
-                "HTTP {}: {}",
-                self.status,
-                self.error_message()
-            ))),
-            _ => Err(SearchError::InvalidRequest(format!(
-                "HTTP {}: {}",
-                self.status,
-                self.error_message()
-            ))),
+            _ => Err(self.status_error(self.error_message())),
+        }
+    }
+
+    /// The error [`Response::error_for_status`] gives for this (failed)
+    /// status, with `message` in place of [`Response::error_message`]: for
+    /// vendors whose error bodies say more in their own shape.
+    pub fn status_error(&self, message: String) -> SearchError {
+        match self.status {
+            401 => SearchError::Unauthorized(message),
+            429 => SearchError::RateLimited(self.retry_after()),
+            500..=599 => SearchError::Upstream(format!("HTTP {}: {message}", self.status)),
+            status => SearchError::InvalidRequest(format!("HTTP {status}: {message}")),
         }
     }
 

@@ -53,6 +53,24 @@ pub fn encode(text: &str) -> String {
     out
 }
 
+/// The tenant name that starts a vendor's hosts (`acme` in
+/// `acme.zendesk.com`), from a setting holding the name, the host or its
+/// `https://` URL; `domain` is the rest of the host (`.zendesk.com`).
+/// `None` unless the name is one DNS label, so it cannot steer requests
+/// to another host.
+pub fn tenant_name(setting: &str, domain: &str) -> Option<String> {
+    let s = setting.trim().to_ascii_lowercase();
+    let s = s.strip_prefix("https://").unwrap_or(&s);
+    let s = s.trim_end_matches('/');
+    let s = s.strip_suffix(domain).unwrap_or(s);
+    let valid = !s.is_empty()
+        && s.len() <= 63
+        && !s.starts_with('-')
+        && s.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
+    valid.then(|| s.to_string())
+}
+
 /// Encodes one path segment (an id that goes between slashes).
 pub fn segment(text: &str) -> String {
     encode(text)

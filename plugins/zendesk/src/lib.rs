@@ -56,22 +56,11 @@ impl Connector for Zendesk {
 
 /// `acme`, from `acme`, `acme.zendesk.com` or `https://acme.zendesk.com/`.
 fn subdomain(setting: &str) -> Result<String, SearchError> {
-    let s = setting.trim().to_ascii_lowercase();
-    let s = s.strip_prefix("https://").unwrap_or(&s);
-    let s = s.trim_end_matches('/');
-    let s = s.strip_suffix(".zendesk.com").unwrap_or(s);
-    let valid = !s.is_empty()
-        && s.len() <= 63
-        && !s.starts_with('-')
-        && s.bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
-    if valid {
-        Ok(s.to_string())
-    } else {
-        Err(SearchError::InvalidRequest(format!(
+    quarry_connector_sdk::url::tenant_name(setting, ".zendesk.com").ok_or_else(|| {
+        SearchError::InvalidRequest(format!(
             "the subdomain setting {setting:?} is not a Zendesk subdomain"
-        )))
-    }
+        ))
+    })
 }
 
 /// `type:ticket terms "phrases" updated>... updated<...`.
