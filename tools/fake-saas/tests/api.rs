@@ -5,35 +5,13 @@ use std::time::{Duration, Instant};
 
 use fake_saas::dataset;
 use fake_saas::search::Query;
-use fake_saas::{FakeSaas, FakeSaasConfig, Fault};
+use fake_saas::{FakeSaas, Fault};
 use reqwest::{Client, StatusCode};
+
+mod common;
+
+use common::{client_for, json_of, start};
 use serde_json::{Value, json};
-
-async fn start() -> (FakeSaas, Client) {
-    let fake = FakeSaas::start(FakeSaasConfig::default()).await.unwrap();
-    let client = client_for(&fake, false);
-    (fake, client)
-}
-
-fn client_for(fake: &FakeSaas, http1: bool) -> Client {
-    let mut b = Client::builder()
-        .add_root_certificate(
-            reqwest::Certificate::from_pem(fake.ca_cert_pem().as_bytes()).unwrap(),
-        )
-        .user_agent("quarry-tests/0.1")
-        .redirect(reqwest::redirect::Policy::none());
-    if http1 {
-        b = b.http1_only();
-    }
-    for h in FakeSaas::hosts() {
-        b = b.resolve(h, fake.addr());
-    }
-    b.build().unwrap()
-}
-
-async fn json_of(r: reqwest::Response) -> Value {
-    r.json().await.unwrap()
-}
 
 // ------------------------------------------------------------------------------------ TLS
 
@@ -978,6 +956,35 @@ fn param(p: &[(String, String)], n: &str) -> String {
         .unwrap()
 }
 
+/// Trades a GitHub refresh token at the token endpoint; the JSON answer.
+async fn github_refresh(client: &Client, refresh: &str) -> Value {
+    let r = client
+        .post("https://github.com/login/oauth/access_token")
+        .header("Accept", "application/json")
+        .form(&[
+            ("client_id", "Iv1.quarry"),
+            ("client_secret", "shh"),
+            ("grant_type", "refresh_token"),
+            ("refresh_token", refresh),
+        ])
+        .send()
+        .await
+        .unwrap();
+    json_of(r).await
+}
+
+/// Revokes a GitHub token as its OAuth app; the status.
+async fn github_revoke(client: &Client, token: &str) -> StatusCode {
+    client
+        .delete("https://api.github.com/applications/Iv1.quarry/token")
+        .basic_auth("Iv1.quarry", Some("shh"))
+        .json(&json!({ "access_token": token }))
+        .send()
+        .await
+        .unwrap()
+        .status()
+}
+
 #[tokio::test]
 async fn github_oauth_refresh_and_revoke() {
     let (fake, client) = start().await;
@@ -1072,62 +1079,20 @@ async fn github_oauth_refresh_and_revoke() {
     assert_eq!(ok(access.clone()).await, 200);
 
     // Refresh rotates the refresh token.
-    let tok2 = json_of(
-        client
-            .post("https://github.com/login/oauth/access_token")
-            .header("Accept", "application/json")
-            .form(&[
-                ("client_id", "Iv1.quarry"),
-                ("client_secret", "shh"),
-                ("grant_type", "refresh_token"),
-                ("refresh_token", refresh.as_str()),
-            ])
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let tok2 = github_refresh(&client, &refresh).await;
     let access2 = tok2["access_token"].as_str().unwrap().to_string();
     assert_ne!(access2, access);
     assert_eq!(ok(access2.clone()).await, 200);
-    let again = json_of(
-        client
-            .post("https://github.com/login/oauth/access_token")
-            .header("Accept", "application/json")
-            .form(&[
-                ("client_id", "Iv1.quarry"),
-                ("client_secret", "shh"),
-                ("grant_type", "refresh_token"),
-                ("refresh_token", refresh.as_str()),
-            ])
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let again = github_refresh(&client, &refresh).await;
     assert_eq!(again["error"], "bad_refresh_token");
 
     // Revocation.
-    let r = client
-        .delete("https://api.github.com/applications/Iv1.quarry/token")
-        .basic_auth("Iv1.quarry", Some("shh"))
-        .json(&json!({"access_token": access2}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 204);
+    assert_eq!(github_revoke(&client, &access2).await, 204);
     assert_eq!(ok(access2.clone()).await, 401);
     assert!(fake.revoked_tokens().contains(&access2));
 
     // Seeded tokens can be revoked too.
-    let r = client
-        .delete("https://api.github.com/applications/Iv1.quarry/token")
-        .basic_auth("Iv1.quarry", Some("shh"))
-        .json(&json!({"access_token": "fake-github-bob"}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 204);
+    assert_eq!(github_revoke(&client, "fake-github-bob").await, 204);
     assert_eq!(ok("fake-github-bob".into()).await, 401);
     assert_eq!(ok("fake-github-alice".into()).await, 200);
 
