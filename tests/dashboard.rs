@@ -503,64 +503,8 @@ async fn deleting_my_data_needs_the_email_then_ends_everything() {
 async fn an_assistant_is_approved_at_device_and_gets_tokens() {
     let demo = Demo::start(&[]);
     let mut alice = signed_in(&demo, "alice").await;
-    let origin = alice.origin.clone();
-    let oauth = |path: &str| format!("{origin}{path}");
-    let client = &demo.client;
-    let start: Value = client
-        .post(oauth("/oauth/device_authorization"))
-        .form(&[("client_id", "Test Assistant <3>")])
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let user_code = start["user_code"].as_str().unwrap();
-    let device_code = start["device_code"].as_str().unwrap();
-
-    let page = alice.get(&format!("/device?user_code={user_code}")).await;
-    assert_eq!(page.status, 200, "{}", page.text);
-    assert!(page.text.contains(user_code), "the code is filled in");
-    let wrong = alice
-        .submit("/device", "/device", &[("user_code", "BCDF-BCDF")])
-        .await;
-    assert_eq!(wrong.status, 404, "{}", wrong.text);
-    let typed = user_code.to_lowercase();
-    let review = alice
-        .submit("/device", "/device", &[("user_code", &typed)])
-        .await;
-    assert_eq!(review.status, 200, "{}", review.text);
-    assert!(
-        review.text.contains("Test Assistant &lt;3&gt;"),
-        "the assistant is named, escaped: {}",
-        review.text
-    );
-    let csrf = between(&review.text, r#"name="csrf" value=""#, "\"").unwrap();
-    let approved = alice
-        .post(
-            "/device/decide",
-            &[
-                ("csrf", &csrf),
-                ("user_code", user_code),
-                ("decision", "approve"),
-            ],
-        )
-        .await;
-    assert_eq!(approved.status, 200, "{}", approved.text);
-
-    let tokens: Value = client
-        .post(oauth("/oauth/token"))
-        .form(&[
-            ("grant_type", "urn:ietf:params:oauth:grant-type:device_code"),
-            ("device_code", device_code),
-            ("client_id", "Test Assistant <3>"),
-        ])
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let device_code = approve_at_device(&demo, &mut alice, "Test Assistant <3>").await;
+    let tokens = collect_device_tokens(&demo, &device_code, "Test Assistant <3>").await;
     let access = tokens["access_token"].as_str().expect("an API token");
     assert_eq!(tokens["token_type"], "Bearer");
     assert_eq!(tokens["expires_in"], 3600);
@@ -568,8 +512,9 @@ async fn an_assistant_is_approved_at_device_and_gets_tokens() {
     me.expect(200, None);
     assert_eq!(me.body["email"], "alice@acme.test");
 
-    let renewed: Value = client
-        .post(oauth("/oauth/token"))
+    let renewed: Value = demo
+        .client
+        .post(oauth_url(&demo, "/oauth/token"))
         .form(&[
             ("grant_type", "refresh_token"),
             ("refresh_token", tokens["refresh_token"].as_str().unwrap()),
@@ -584,6 +529,74 @@ async fn an_assistant_is_approved_at_device_and_gets_tokens() {
     let second = renewed["access_token"].as_str().expect("a renewed token");
     assert_ne!(renewed["refresh_token"], tokens["refresh_token"], "rotated");
     demo.get("/me", Some(second)).await.expect(200, None);
+}
+
+fn oauth_url(demo: &Demo, path: &str) -> String {
+    format!("{}{path}", demo.base_url.trim_end_matches("/v1"))
+}
+
+/// An assistant asks for a device code and the signed-in person approves it
+/// at `/device` (typing it in lower case); returns the device code.
+async fn approve_at_device(demo: &Demo, person: &mut Browser, client_id: &str) -> String {
+    let start: Value = demo
+        .client
+        .post(oauth_url(demo, "/oauth/device_authorization"))
+        .form(&[("client_id", client_id)])
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let user_code = start["user_code"].as_str().unwrap();
+    let page = person.get(&format!("/device?user_code={user_code}")).await;
+    assert_eq!(page.status, 200, "{}", page.text);
+    assert!(page.text.contains(user_code), "the code is filled in");
+    let wrong = person
+        .submit("/device", "/device", &[("user_code", "BCDF-BCDF")])
+        .await;
+    assert_eq!(wrong.status, 404, "{}", wrong.text);
+    let typed = user_code.to_lowercase();
+    let review = person
+        .submit("/device", "/device", &[("user_code", &typed)])
+        .await;
+    assert_eq!(review.status, 200, "{}", review.text);
+    let escaped = client_id.replace('<', "&lt;").replace('>', "&gt;");
+    assert!(
+        review.text.contains(&escaped),
+        "the assistant is named, escaped: {}",
+        review.text
+    );
+    let csrf = between(&review.text, r#"name="csrf" value=""#, "\"").unwrap();
+    let approved = person
+        .post(
+            "/device/decide",
+            &[
+                ("csrf", &csrf),
+                ("user_code", user_code),
+                ("decision", "approve"),
+            ],
+        )
+        .await;
+    assert_eq!(approved.status, 200, "{}", approved.text);
+    start["device_code"].as_str().unwrap().to_string()
+}
+
+/// The assistant's poll after approval: its API token and refresh token.
+async fn collect_device_tokens(demo: &Demo, device_code: &str, client_id: &str) -> Value {
+    demo.client
+        .post(oauth_url(demo, "/oauth/token"))
+        .form(&[
+            ("grant_type", "urn:ietf:params:oauth:grant-type:device_code"),
+            ("device_code", device_code),
+            ("client_id", client_id),
+        ])
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
 }
 
 // ---- single sign-on (the demo's Okta, played by fake-saas) ----------------
@@ -938,4 +951,98 @@ async fn connecting_asks_for_the_settings_a_tool_needs() {
     let done = connect_with(&mut browser, "github", &[("setting.scope", "org:acme")]).await;
     assert_eq!(done.status, 303, "{}", done.text);
     answers(&demo, "github").await;
+}
+
+/// The registry of user data, proven on a whole life: alice leaves a record
+/// in every kind of space (sessions, a single sign-on link, a connection in
+/// flight, a device code she approved that no assistant collected, an
+/// assistant's refresh tokens, a query with an idempotency key, so archive,
+/// history and counters too, a webhook with its test event queued), then
+/// deletes her data on the dashboard. With the server stopped, every space
+/// in the data folder is declared (as user data or not), and none holds a
+/// record that names her.
+#[tokio::test]
+async fn after_a_deletion_no_space_holds_a_record_that_names_the_user() {
+    let data = tempfile::tempdir().unwrap();
+    let mut demo = Demo::options().data_dir(data.path()).start();
+    let me = demo.get("/me", Some(demo.alice())).await;
+    let user_id = me.body["user_id"].as_str().unwrap().to_string();
+
+    let mut alice = signed_in(&demo, "alice").await;
+    let mut single_sign_on = Browser::new(&demo);
+    let signed = sso_as(&mut single_sign_on, "alice@acme.test").await;
+    assert_eq!(signed.status, 303, "{}", signed.text);
+    let started = alice
+        .submit("/dashboard/tools", "/dashboard/tools/linear/connect", &[])
+        .await;
+    assert_eq!(started.status, 303, "a connection in flight: {}", started.text);
+    let collected = approve_at_device(&demo, &mut alice, "Assistant A").await;
+    let tokens = collect_device_tokens(&demo, &collected, "Assistant A").await;
+    assert!(tokens["refresh_token"].is_string(), "{tokens}");
+    approve_at_device(&demo, &mut alice, "Assistant B").await;
+    demo.call(reqwest::Method::POST, "/query")
+        .token(demo.alice())
+        .idempotency_key("5f0c6a43-1d9e-4c1b-8b7a-2e3f4a5b6c7d")
+        .json(&json!({ "query": "checkout timeouts", "max_results": 2 }))
+        .send()
+        .await
+        .expect(200, None);
+    let webhook = demo
+        .post(
+            "/webhooks",
+            Some(demo.alice()),
+            &json!({ "url": "https://127.0.0.1:9/never-answers" }),
+        )
+        .await;
+    webhook.expect(201, None);
+    let test_event = format!("/webhooks/{}/test", webhook.body["id"].as_str().unwrap());
+    demo.post(&test_event, Some(demo.alice()), &json!({}))
+        .await
+        .expect(202, None);
+
+    let deleted = alice
+        .submit(
+            "/dashboard/account/delete",
+            "/dashboard/account/delete",
+            &[("confirm_email", "alice@acme.test")],
+        )
+        .await;
+    assert_eq!(deleted.status, 200, "{}", deleted.text);
+    demo.stop();
+
+    let store = quarry::store::Store::open(data.path(), None).unwrap();
+    let reader = store.read().unwrap();
+    for space in store.spaces().unwrap() {
+        assert!(
+            quarry::user_data::is_declared(&space),
+            "the space {space} is declared neither as user data nor as not"
+        );
+        for (key, value) in records_of(&reader, &space) {
+            for needle in [user_id.as_bytes(), b"alice@acme.test".as_slice()] {
+                assert!(
+                    !contains(&key, needle) && !contains(&value, needle),
+                    "{space} still holds a record of alice: {:?}",
+                    String::from_utf8_lossy(&key)
+                );
+            }
+        }
+    }
+}
+
+fn records_of(reader: &quarry::store::records::Reader, space: &str) -> Vec<(Vec<u8>, Vec<u8>)> {
+    use quarry::store::records::{Flow, Records};
+    use std::ops::Bound;
+    let mut out = Vec::new();
+    reader
+        .raw()
+        .scan(space, (Bound::Unbounded, Bound::Unbounded), &mut |k, v| {
+            out.push((k.to_vec(), v.to_vec()));
+            Ok(Flow::Continue)
+        })
+        .unwrap();
+    out
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
 }

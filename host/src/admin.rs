@@ -110,9 +110,7 @@ pub fn run(config: &Config, action: Action) -> Result<()> {
             let user = store
                 .user_by_email(&email)?
                 .with_context(|| format!("no user {email}"))?;
-            let txn = store.db().begin_write()?;
-            let unlinked = crate::dashboard::sso::remove_user_in(&txn, &user.id)?;
-            txn.commit()?;
+            let unlinked = crate::dashboard::sso::unlink(&store, &user.id)?;
             println!(
                 "{}",
                 serde_json::json!({ "user_id": user.id, "email": user.email, "identities_unlinked": unlinked })

@@ -48,3 +48,98 @@ fn only_the_connector_runtime_touches_wasmtime() {
         "wasmtime is used outside connectors/runtime: {outside:?}"
     );
 }
+
+#[test]
+fn only_the_store_touches_redb() {
+    let outside: Vec<String> = files_naming("redb::")
+        .into_iter()
+        .filter(|path| !path.starts_with("store/") && path != "invariants.rs")
+        .collect();
+    assert!(
+        outside.is_empty(),
+        "redb is used outside store/: {outside:?}"
+    );
+}
+
+/// The top-level module a file under `host/src` belongs to.
+fn module_of(relative: &str) -> String {
+    let first = relative.split('/').next().unwrap_or(relative);
+    first.trim_end_matches(".rs").to_string()
+}
+
+/// Which top-level modules each one names (`crate::x`), outside tests.
+fn module_graph() -> std::collections::BTreeMap<String, std::collections::BTreeSet<String>> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut graph: std::collections::BTreeMap<_, std::collections::BTreeSet<_>> =
+        Default::default();
+    for path in sources(&root) {
+        let relative = path
+            .strip_prefix(&root)
+            .expect("under src")
+            .to_string_lossy()
+            .replace('\\', "/");
+        let from = module_of(&relative);
+        if ["lib", "main", "invariants"].contains(&from.as_str()) || relative.ends_with("tests.rs")
+        {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).expect("reading a source file");
+        // Test modules may reach anywhere.
+        let code = text
+            .split("#[cfg(test)]\nmod tests {")
+            .next()
+            .unwrap_or_default();
+        let edges = graph.entry(from.clone()).or_default();
+        for line in code.lines().filter(|l| !l.trim_start().starts_with("//")) {
+            for (at, _) in line.match_indices("crate::") {
+                let name: String = line[at + 7..]
+                    .chars()
+                    .take_while(|c| c.is_ascii_lowercase() || *c == '_')
+                    .collect();
+                if !name.is_empty() && name != from {
+                    edges.insert(name);
+                }
+            }
+        }
+    }
+    graph
+}
+
+#[test]
+fn top_level_modules_import_each_other_without_cycles() {
+    let graph = module_graph();
+    // Depth-first search; a module met again on the current path closes a
+    // cycle.
+    fn visit(
+        module: &str,
+        graph: &std::collections::BTreeMap<String, std::collections::BTreeSet<String>>,
+        path: &mut Vec<String>,
+        done: &mut std::collections::BTreeSet<String>,
+    ) -> Option<Vec<String>> {
+        if let Some(at) = path.iter().position(|m| m == module) {
+            let mut cycle = path[at..].to_vec();
+            cycle.push(module.to_string());
+            return Some(cycle);
+        }
+        if !done.insert(module.to_string()) {
+            return None;
+        }
+        path.push(module.to_string());
+        for next in graph.get(module).into_iter().flatten() {
+            if let Some(cycle) = visit(next, graph, path, done) {
+                return Some(cycle);
+            }
+        }
+        path.pop();
+        None
+    }
+    let mut done = Default::default();
+    for module in graph.keys() {
+        let cycle = visit(module, &graph, &mut Vec::new(), &mut done);
+        assert!(
+            cycle.is_none(),
+            "an import cycle: {}",
+            cycle.unwrap().join(" -> ")
+        );
+    }
+}

@@ -11,7 +11,9 @@ pub mod connector_kit;
 pub mod connectors;
 pub mod dashboard;
 pub mod deletion;
+#[cfg(feature = "demo")]
 pub mod demo;
+#[cfg(feature = "demo")]
 pub mod eval_live;
 #[cfg(test)]
 mod invariants;
@@ -25,4 +27,5 @@ pub mod search;
 pub mod secret;
 pub mod server;
 pub mod store;
+pub mod user_data;
 pub mod webhooks;

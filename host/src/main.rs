@@ -34,6 +34,7 @@ enum Command {
         action: quarry::admin::Action,
     },
     /// Start fake upstreams and the server with demo users, all embedded.
+    #[cfg(feature = "demo")]
     Demo(quarry::demo::DemoArgs),
     /// Write, check and install connectors: `new`, `check`, `install`.
     Connector {
@@ -67,12 +68,25 @@ enum Command {
     },
     /// Measure /v1/query live: a BEIR folder served by fake vendors through
     /// the real server, asked by concurrent clients.
+    #[cfg(feature = "demo")]
     EvalLive(quarry::eval_live::EvalLiveArgs),
+}
+
+impl Command {
+    /// Whether the command runs the server (and its embedding workers).
+    fn serves(&self) -> bool {
+        match self {
+            Command::Serve { .. } => true,
+            #[cfg(feature = "demo")]
+            Command::Demo(_) => true,
+            _ => false,
+        }
+    }
 }
 
 fn main() -> Result<()> {
     let cli = Cli::parse();
-    if matches!(cli.command, Command::Serve { .. } | Command::Demo(_)) {
+    if cli.command.serves() {
         one_core_per_embedding_worker();
     }
     tokio::runtime::Runtime::new()?.block_on(run(cli))
@@ -107,11 +121,13 @@ async fn run(cli: Cli) -> Result<()> {
             let config = quarry::config::Config::load(config.as_deref())?;
             quarry::admin::run(&config, action)
         }
+        #[cfg(feature = "demo")]
         Command::Demo(args) => {
             quarry::logging::init("text");
             quarry::demo::run(args).await
         }
         Command::Connector { command } => std::process::exit(quarry::connector_kit::run(command)),
+        #[cfg(feature = "demo")]
         Command::EvalLive(args) => {
             quarry::logging::init("text");
             quarry::eval_live::run(args).await

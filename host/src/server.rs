@@ -17,8 +17,8 @@ use crate::config::Config;
 use crate::config::EmbedderKind;
 use crate::connectors::{NetworkConfig, Registry, RegistryConfig, Runtime, RuntimeConfig};
 use crate::deletion::Deletions;
-use crate::deletion::revoke::Revoker;
 use crate::metrics::Metrics;
+use crate::oauth::revoke::Revoker;
 use crate::rank::Scheduler;
 use crate::rank::embed::Cached;
 use crate::search::Search;
@@ -129,15 +129,17 @@ async fn assemble(config: &Config) -> Result<App> {
     let vendor_client = crate::connectors::upstream::Upstream::new(&network(config)?)?
         .client()
         .clone();
+    let vendors = Arc::new(crate::oauth::Vendors::new(
+        vendor_client,
+        config.oauth_clients.clone(),
+    ));
     let refresher = Arc::new(crate::oauth::Refresher::new(
         store.clone(),
         registry.clone(),
-        vendor_client.clone(),
-        config.oauth_clients.clone(),
+        vendors.clone(),
     ));
     let revoker = Revoker::new(
-        vendor_client,
-        config.oauth_clients.clone(),
+        vendors.clone(),
         config.deletion.revocation_retry_seconds.clone(),
     );
     let issuer = Arc::new(crate::issuer::Issuer::new(
@@ -150,8 +152,8 @@ async fn assemble(config: &Config) -> Result<App> {
         archive.clone(),
         webhooks.clone(),
         registry.clone(),
-        issuer.clone(),
         revoker,
+        crate::user_data::user_data().copied().collect(),
     )?);
     Ok(App {
         search: Search::new(

@@ -4,13 +4,16 @@
 //! while the first request still runs, is a 409.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
+use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
+use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use super::App;
 use super::error::ApiError;
+use super::gate::{BodyHash, Identity, limit};
 use crate::store::{IdempotencyRecord, now};
 
 pub const HEADER: &str = "idempotency-key";
@@ -19,8 +22,32 @@ pub const HEADER: &str = "idempotency-key";
 #[derive(Default)]
 pub struct InFlight(Mutex<HashMap<(String, String), String>>);
 
+/// Layer (`POST /v1/query`): a repeated request (same user, key and body
+/// within 24 hours) gets the stored response, marked `Idempotent-Replayed`
+/// and not charged: the limits' windows are shown, not counted.
+pub async fn replay(State(app): State<Arc<App>>, request: Request, next: Next) -> Response {
+    let stored = match (
+        request.extensions().get::<Identity>(),
+        request.extensions().get::<BodyHash>(),
+    ) {
+        (Some(Identity::Valid(caller)), Some(BodyHash(hash))) => {
+            stored_answer(&app, &caller.user.id, request.headers(), hash)
+        }
+        _ => None,
+    };
+    match stored {
+        Some(response) => limit::with_decision(response, limit::peek(&app, request.extensions())),
+        None => next.run(request).await,
+    }
+}
+
 /// The stored response for a repeated request, if this is one.
-pub fn replay(app: &App, user_id: &str, headers: &HeaderMap, body_hash: &str) -> Option<Response> {
+fn stored_answer(
+    app: &App,
+    user_id: &str,
+    headers: &HeaderMap,
+    body_hash: &str,
+) -> Option<Response> {
     let key = key_of(headers).ok()??;
     let record = app.store.idempotency_record(user_id, &key).ok()??;
     if record.body_hash != body_hash {

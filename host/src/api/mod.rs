@@ -11,6 +11,7 @@ pub mod idempotency;
 pub mod json;
 pub mod limits;
 pub mod me;
+pub mod oauth;
 pub mod query;
 pub mod routes;
 pub mod webhooks;
@@ -22,11 +23,11 @@ use axum::Router;
 use axum::extract::State;
 use axum::http::header;
 use axum::response::IntoResponse;
-use axum::routing::{delete, get, post};
+use axum::routing::{MethodRouter, delete, get, post};
 
-use self::error::ApiError;
 use self::idempotency::InFlight;
 use self::limits::RateLimiter;
+use self::routes::Endpoint;
 use crate::connectors::Registry;
 use crate::metrics::Metrics;
 use crate::search::Search;
@@ -59,26 +60,19 @@ impl App {
 }
 
 pub fn router(app: Arc<App>) -> Router {
-    let v1 = Router::new()
-        .route("/v1/query", post(query::query))
-        .route("/v1/deep_search", post(deep_search::deep_search))
-        .route(
-            "/v1/delete_my_data",
-            axum::routing::delete(delete::delete_my_data),
-        )
-        .route("/v1/me", get(me::me))
-        .route("/v1/connectors", get(me::connectors))
-        .route("/v1/webhooks", get(webhooks::list).post(webhooks::register))
-        .route("/v1/webhooks/{id}", delete(webhooks::remove))
-        .route("/v1/webhooks/{id}/test", post(webhooks::test))
-        .route("/v1/openapi.json", get(docs::openapi_json))
-        .route("/v1/openapi.yaml", get(docs::openapi_yaml))
-        .route("/v1/docs", get(docs::page))
-        // The gate answers unknown paths and wrong methods itself.
-        .fallback(|| async { ApiError::not_found("not found") })
+    let v1 = Endpoint::ALL
+        .into_iter()
+        .fold(Router::new(), |router, endpoint| {
+            router.route(
+                endpoint.path(),
+                gate::guard(&app, endpoint, handlers(endpoint)),
+            )
+        })
+        .fallback(gate::limit::not_found)
+        .method_not_allowed_fallback(gate::limit::method_not_allowed)
         .layer(axum::middleware::from_fn_with_state(
             app.clone(),
-            gate::gate,
+            gate::observe,
         ));
     Router::new()
         .route(
@@ -86,9 +80,26 @@ pub fn router(app: Arc<App>) -> Router {
             get(|| async { axum::Json(serde_json::json!({ "status": "ok" })) }),
         )
         .route("/metrics", get(metrics))
-        .merge(crate::issuer::http::routes())
+        .merge(oauth::routes())
         .merge(v1)
         .with_state(app)
+}
+
+/// The handlers of each endpoint, by method.
+fn handlers(endpoint: Endpoint) -> MethodRouter<Arc<App>> {
+    match endpoint {
+        Endpoint::Query => post(query::query),
+        Endpoint::DeepSearch => post(deep_search::deep_search),
+        Endpoint::DeleteMyData => delete(delete::delete_my_data),
+        Endpoint::Webhooks => get(webhooks::list).post(webhooks::register),
+        Endpoint::Webhook => delete(webhooks::remove),
+        Endpoint::WebhookTest => post(webhooks::test),
+        Endpoint::Me => get(me::me),
+        Endpoint::Connectors => get(me::connectors),
+        Endpoint::OpenApiJson => get(docs::openapi_json),
+        Endpoint::OpenApiYaml => get(docs::openapi_yaml),
+        Endpoint::Docs => get(docs::page),
+    }
 }
 
 async fn metrics(State(app): State<Arc<App>>) -> impl IntoResponse {

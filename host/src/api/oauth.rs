@@ -1,4 +1,4 @@
-//! The issuer's endpoints, outside `/v1`: form-encoded requests and the
+//! The issuer's endpoints (`crate::issuer`), outside `/v1`: form-encoded requests and the
 //! error responses OAuth clients expect (RFC 6749 §5.2: `error`,
 //! `error_description`), not the API's error shape.
 //!
@@ -17,9 +17,9 @@ use axum::routing::post;
 use axum::{Json, Router};
 use serde_json::{Value, json};
 
-use super::{Issued, Poll, Renewal};
-use crate::api::App;
-use crate::api::limits::Bucket;
+use super::App;
+use super::limits::Bucket;
+use crate::issuer::{Issued, Poll, Renewal};
 use crate::store::now;
 
 const DEVICE_CODE_GRANT: &str = "urn:ietf:params:oauth:grant-type:device_code";

@@ -1,7 +1,7 @@
-//! The table of endpoints: one place that knows every path, its methods,
-//! its rate-limit bucket and whether it needs a token. The gate uses it to
-//! answer unknown paths (404) and wrong methods (405) in the contract's
-//! error shape, and to pick the bucket before the request is routed.
+//! The endpoints of `/v1`: what each one is (its path and methods, its
+//! rate-limit bucket, whether it needs a token, how logs name it). The
+//! router (`api::router`) is built from [`Endpoint::ALL`], so this is the
+//! one table; a test holds it to `openapi.yaml` both ways.
 
 use axum::http::Method;
 
@@ -25,122 +25,65 @@ pub enum Endpoint {
     Docs,
 }
 
-struct Route {
-    method: Method,
-    path: &'static str,
-    endpoint: Endpoint,
-}
+impl Endpoint {
+    pub const ALL: [Endpoint; 11] = [
+        Endpoint::Query,
+        Endpoint::DeepSearch,
+        Endpoint::DeleteMyData,
+        Endpoint::Webhooks,
+        Endpoint::Webhook,
+        Endpoint::WebhookTest,
+        Endpoint::Me,
+        Endpoint::Connectors,
+        Endpoint::OpenApiJson,
+        Endpoint::OpenApiYaml,
+        Endpoint::Docs,
+    ];
 
-const ROUTES: &[Route] = &[
-    Route {
-        method: Method::POST,
-        path: "/v1/query",
-        endpoint: Endpoint::Query,
-    },
-    Route {
-        method: Method::POST,
-        path: "/v1/deep_search",
-        endpoint: Endpoint::DeepSearch,
-    },
-    Route {
-        method: Method::DELETE,
-        path: "/v1/delete_my_data",
-        endpoint: Endpoint::DeleteMyData,
-    },
-    Route {
-        method: Method::GET,
-        path: "/v1/webhooks",
-        endpoint: Endpoint::Webhooks,
-    },
-    Route {
-        method: Method::POST,
-        path: "/v1/webhooks",
-        endpoint: Endpoint::Webhooks,
-    },
-    Route {
-        method: Method::DELETE,
-        path: "/v1/webhooks/{id}",
-        endpoint: Endpoint::Webhook,
-    },
-    Route {
-        method: Method::POST,
-        path: "/v1/webhooks/{id}/test",
-        endpoint: Endpoint::WebhookTest,
-    },
-    Route {
-        method: Method::GET,
-        path: "/v1/me",
-        endpoint: Endpoint::Me,
-    },
-    Route {
-        method: Method::GET,
-        path: "/v1/connectors",
-        endpoint: Endpoint::Connectors,
-    },
-    Route {
-        method: Method::GET,
-        path: "/v1/openapi.json",
-        endpoint: Endpoint::OpenApiJson,
-    },
-    Route {
-        method: Method::GET,
-        path: "/v1/openapi.yaml",
-        endpoint: Endpoint::OpenApiYaml,
-    },
-    Route {
-        method: Method::GET,
-        path: "/v1/docs",
-        endpoint: Endpoint::Docs,
-    },
-];
-
-/// What a request's method and path name.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Lookup {
-    Found(Endpoint),
-    /// The path exists, with these methods only.
-    WrongMethod(Vec<&'static str>),
-    NotFound,
-}
-
-pub fn lookup(method: &Method, path: &str) -> Lookup {
-    let matching: Vec<&Route> = ROUTES
-        .iter()
-        .filter(|r| path_matches(r.path, path))
-        .collect();
-    if let Some(route) = matching
-        .iter()
-        .find(|r| r.method == method || (r.method == Method::GET && method == Method::HEAD))
-    {
-        return Lookup::Found(route.endpoint);
+    /// The path, in axum's syntax (`{id}` is one segment).
+    pub fn path(self) -> &'static str {
+        match self {
+            Endpoint::Query => "/v1/query",
+            Endpoint::DeepSearch => "/v1/deep_search",
+            Endpoint::DeleteMyData => "/v1/delete_my_data",
+            Endpoint::Webhooks => "/v1/webhooks",
+            Endpoint::Webhook => "/v1/webhooks/{id}",
+            Endpoint::WebhookTest => "/v1/webhooks/{id}/test",
+            Endpoint::Me => "/v1/me",
+            Endpoint::Connectors => "/v1/connectors",
+            Endpoint::OpenApiJson => "/v1/openapi.json",
+            Endpoint::OpenApiYaml => "/v1/openapi.yaml",
+            Endpoint::Docs => "/v1/docs",
+        }
     }
-    if matching.is_empty() {
-        Lookup::NotFound
-    } else {
-        let mut methods: Vec<&'static str> = matching.iter().map(|r| r.method.as_str()).collect();
+
+    /// The methods it serves (`GET` ones answer `HEAD` too).
+    pub fn methods(self) -> &'static [Method] {
+        match self {
+            Endpoint::Query | Endpoint::DeepSearch | Endpoint::WebhookTest => &[Method::POST],
+            Endpoint::DeleteMyData | Endpoint::Webhook => &[Method::DELETE],
+            Endpoint::Webhooks => &[Method::GET, Method::POST],
+            Endpoint::Me
+            | Endpoint::Connectors
+            | Endpoint::OpenApiJson
+            | Endpoint::OpenApiYaml
+            | Endpoint::Docs => &[Method::GET],
+        }
+    }
+
+    /// The methods served at a path, as `Allow` lists them.
+    pub fn methods_at(path: &str) -> Vec<&'static str> {
+        let mut methods: Vec<&'static str> = Endpoint::ALL
+            .iter()
+            .filter(|e| e.path() == path)
+            .flat_map(|e| e.methods().iter().map(Method::as_str))
+            .collect();
         if methods.contains(&"GET") {
             methods.push("HEAD");
         }
-        Lookup::WrongMethod(methods)
+        methods
     }
-}
 
-/// Whether `path` fits `pattern`, where a `{name}` segment matches any one
-/// non-empty segment.
-fn path_matches(pattern: &str, path: &str) -> bool {
-    let mut pattern = pattern.split('/');
-    let mut path = path.split('/');
-    loop {
-        match (pattern.next(), path.next()) {
-            (None, None) => return true,
-            (Some(p), Some(s)) if p.starts_with('{') && p.ends_with('}') && !s.is_empty() => {}
-            (Some(p), Some(s)) if p == s => {}
-            _ => return false,
-        }
-    }
-}
-
-impl Endpoint {
     pub fn bucket(self) -> Bucket {
         match self {
             Endpoint::Query => Bucket::Query,
@@ -156,6 +99,11 @@ impl Endpoint {
             self,
             Endpoint::OpenApiJson | Endpoint::OpenApiYaml | Endpoint::Docs
         )
+    }
+
+    /// Whether an `Idempotency-Key` makes a repeated request a replay.
+    pub fn is_idempotent(self) -> bool {
+        self == Endpoint::Query
     }
 
     /// How messages and metrics name it.
@@ -178,28 +126,65 @@ impl Endpoint {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeSet;
+
     use super::*;
 
+    /// `(METHOD, /v1 path)` of every operation `openapi.yaml` documents
+    /// under `/v1` (the `/oauth` endpoints have their own router).
+    fn documented() -> BTreeSet<(String, String)> {
+        let document: serde_yaml_ng::Value =
+            serde_yaml_ng::from_str(include_str!("../../openapi/openapi.yaml")).unwrap();
+        let paths = document["paths"].as_mapping().unwrap();
+        let mut out = BTreeSet::new();
+        for (path, item) in paths {
+            let path = path.as_str().unwrap();
+            if path.starts_with("/oauth/") {
+                continue;
+            }
+            for method in item.as_mapping().unwrap().keys() {
+                let method = method.as_str().unwrap().to_uppercase();
+                if ["GET", "POST", "PUT", "PATCH", "DELETE"].contains(&method.as_str()) {
+                    out.insert((method, format!("/v1{path}")));
+                }
+            }
+        }
+        out
+    }
+
+    fn routed() -> BTreeSet<(String, String)> {
+        Endpoint::ALL
+            .iter()
+            .flat_map(|e| {
+                e.methods()
+                    .iter()
+                    .map(move |m| (m.to_string(), e.path().to_string()))
+            })
+            .collect()
+    }
+
     #[test]
-    fn paths_methods_and_misses() {
-        assert_eq!(
-            lookup(&Method::POST, "/v1/query"),
-            Lookup::Found(Endpoint::Query)
+    fn the_router_serves_what_the_document_describes_and_nothing_else() {
+        let (documented, routed) = (documented(), routed());
+        let undocumented: Vec<_> = routed.difference(&documented).collect();
+        let unrouted: Vec<_> = documented.difference(&routed).collect();
+        assert!(
+            undocumented.is_empty(),
+            "routed, not in openapi.yaml: {undocumented:?}"
         );
-        assert_eq!(
-            lookup(&Method::GET, "/v1/query"),
-            Lookup::WrongMethod(vec!["POST"])
+        assert!(
+            unrouted.is_empty(),
+            "in openapi.yaml, not routed: {unrouted:?}"
         );
-        assert_eq!(lookup(&Method::GET, "/v1/nope"), Lookup::NotFound);
+    }
+
+    #[test]
+    fn allow_lists_a_paths_methods_with_head_for_get() {
         assert_eq!(
-            lookup(&Method::DELETE, "/v1/webhooks/wh_1"),
-            Lookup::Found(Endpoint::Webhook)
+            Endpoint::methods_at("/v1/webhooks"),
+            ["GET", "POST", "HEAD"]
         );
-        assert_eq!(lookup(&Method::DELETE, "/v1/webhooks/"), Lookup::NotFound);
-        assert_eq!(
-            lookup(&Method::GET, "/v1/webhooks/wh_1/test"),
-            Lookup::WrongMethod(vec!["POST"])
-        );
-        assert_eq!(lookup(&Method::HEAD, "/v1/me"), Lookup::Found(Endpoint::Me));
+        assert_eq!(Endpoint::methods_at("/v1/query"), ["POST"]);
+        assert!(Endpoint::methods_at("/v1/nope").is_empty());
     }
 }

@@ -1,4 +1,4 @@
-//! The archive's records in redb: one entry per archived chunk, one history
+//! The archive's records: one entry per archived chunk, one history
 //! record per query, a small plaintext head per user (counters only), and
 //! the user's serialized index in encrypted segments.
 //!
@@ -9,34 +9,31 @@
 use std::borrow::Cow;
 
 use anyhow::{Context, Result, ensure};
-use redb::{ReadableTable, TableDefinition, WriteTransaction};
 use serde::{Deserialize, Serialize};
 
 use crate::store::keys::DataKey;
+use crate::store::records::{Bytes, Records, Space, Text, TextPart, TextSeq, Unit, Writer};
+use crate::store::{Counted, UserData};
 
 /// `(user, seq)` → a sealed [`Entry`]. Sequence numbers are dense per user.
-pub(super) const ENTRIES: TableDefinition<(&str, u64), &[u8]> =
-    TableDefinition::new("archive_entries");
+pub(super) const ENTRIES: Space<TextSeq, Bytes> = Space::new("archive_entries");
 /// `(user, seq)` of entries that still lack a vector (the indexer's queue).
-pub(super) const PENDING: TableDefinition<(&str, u64), ()> =
-    TableDefinition::new("archive_pending");
+pub(super) const PENDING: Space<TextSeq, Unit> = Space::new("archive_pending");
 /// `user` → [`Head`] (JSON; counters, nothing archived).
-pub(super) const HEADS: TableDefinition<&str, &[u8]> = TableDefinition::new("archive_heads");
+pub(super) const HEADS: Space<Text, Bytes> = Space::new("archive_heads");
 /// `(user, segment)` → one sealed piece of the serialized index.
-pub(super) const INDEX_SEGMENTS: TableDefinition<(&str, u32), &[u8]> =
-    TableDefinition::new("archive_index");
+pub(super) const INDEX_SEGMENTS: Space<TextPart, Bytes> = Space::new("archive_index");
 /// `(user, n)` → a sealed [`HistoryRecord`]: the query history.
-pub(super) const HISTORY: TableDefinition<(&str, u64), &[u8]> =
-    TableDefinition::new("query_history");
+pub(super) const HISTORY: Space<TextSeq, Bytes> = Space::new("query_history");
 
-pub(super) fn create_tables(txn: &WriteTransaction) -> Result<()> {
-    txn.open_table(ENTRIES)?;
-    txn.open_table(PENDING)?;
-    txn.open_table(HEADS)?;
-    txn.open_table(INDEX_SEGMENTS)?;
-    txn.open_table(HISTORY)?;
-    Ok(())
-}
+/// Every space of the archive is keyed by user first.
+pub const USER_DATA: &[UserData] = &[
+    UserData::keyed_by_user(ENTRIES.name(), Counted::ArchiveEntries),
+    UserData::keyed_by_user(PENDING.name(), Counted::Nothing),
+    UserData::keyed_by_user(HEADS.name(), Counted::Nothing),
+    UserData::keyed_by_user(INDEX_SEGMENTS.name(), Counted::Nothing),
+    UserData::keyed_by_user(HISTORY.name(), Counted::Nothing),
+];
 
 /// Per-user counters, stored in plaintext: how many entries and queries
 /// exist, never what they say.
@@ -54,18 +51,15 @@ pub(super) struct Head {
     pub index_segments: u32,
 }
 
-pub(super) fn read_head(txn: &WriteTransaction, user_id: &str) -> Result<Head> {
-    let table = txn.open_table(HEADS)?;
-    Ok(match table.get(user_id)? {
-        Some(bytes) => serde_json::from_slice(bytes.value())?,
+pub(super) fn read_head(txn: &impl Records, user_id: &str) -> Result<Head> {
+    Ok(match txn.get(&HEADS, user_id)? {
+        Some(bytes) => serde_json::from_slice(&bytes)?,
         None => Head::default(),
     })
 }
 
-pub(super) fn write_head(txn: &WriteTransaction, user_id: &str, head: &Head) -> Result<()> {
-    txn.open_table(HEADS)?
-        .insert(user_id, serde_json::to_vec(head)?.as_slice())?;
-    Ok(())
+pub(super) fn write_head(txn: &mut Writer, user_id: &str, head: &Head) -> Result<()> {
+    txn.put(&HEADS, user_id, &serde_json::to_vec(head)?)
 }
 
 /// One archived chunk.
@@ -168,34 +162,7 @@ pub(super) fn history_record_id(n: u64) -> String {
     format!("history/{n}")
 }
 
-/// Removes every archive record of a user inside `txn`; returns how many
-/// entries and history records there were.
-pub(super) fn remove_user_in(txn: &WriteTransaction, user_id: &str) -> Result<(u64, u64)> {
-    let entries = remove_range(&mut txn.open_table(ENTRIES)?, user_id)?;
-    remove_range(&mut txn.open_table(PENDING)?, user_id)?;
-    let history = remove_range(&mut txn.open_table(HISTORY)?, user_id)?;
-    {
-        let mut segments = txn.open_table(INDEX_SEGMENTS)?;
-        segments.retain_in((user_id, 0u32)..=(user_id, u32::MAX), |_, _| false)?;
-    }
-    txn.open_table(HEADS)?.remove(user_id)?;
-    Ok((entries, history))
-}
-
-fn remove_range<V: redb::Value + 'static>(
-    table: &mut redb::Table<'_, (&'static str, u64), V>,
-    user_id: &str,
-) -> Result<u64> {
-    let mut removed = 0;
-    table.retain_in((user_id, 0u64)..=(user_id, u64::MAX), |_, _| {
-        removed += 1;
-        false
-    })?;
-    Ok(removed)
-}
-
-/// How many entries a user has (for reports; counts the table, not the head).
-pub(super) fn count_entries(txn: &redb::ReadTransaction, user_id: &str) -> Result<u64> {
-    let table = txn.open_table(ENTRIES)?;
-    Ok(table.range((user_id, 0u64)..=(user_id, u64::MAX))?.count() as u64)
+/// How many entries a user has (for reports; counts the space, not the head).
+pub(super) fn count_entries(txn: &impl Records, user_id: &str) -> Result<u64> {
+    txn.count_in(&ENTRIES, crate::store::records::user_seqs(user_id))
 }

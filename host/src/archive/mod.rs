@@ -3,7 +3,7 @@
 //!
 //! Writing is cheap and happens before a query's response is sent: each
 //! returned chunk becomes a sealed entry, the query a sealed history record,
-//! in one redb commit. A chunk the live ranking embedded comes with its
+//! in one commit. A chunk the live ranking embedded comes with its
 //! vector: it is stored in the entry and added to the user's in-memory
 //! usearch index at once, so nothing is embedded twice. The others (ranked
 //! by keywords because the model did not reach them in time) are queued:
@@ -26,17 +26,17 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
-use redb::{ReadableDatabase, ReadableTable, WriteTransaction};
 
 use self::entries::{
     ENTRIES, HISTORY, INDEX_SEGMENTS, PENDING, history_record_id, read_head, write_head,
 };
-pub use self::entries::{Entry, HistoryRecord};
+pub use self::entries::{Entry, HistoryRecord, USER_DATA};
 pub use self::index::{Hit, UserIndex};
 use crate::rank::{Priority, Scheduler};
 use crate::store::Store;
+use crate::store::records::{Flow, Records, user_parts, user_seqs};
 
-/// The serialized index is sealed in pieces of this size: redb values stay
+/// The serialized index is sealed in pieces of this size: stored values stay
 /// small and a large index never needs one contiguous ciphertext.
 const SEGMENT_BYTES: usize = 16 << 20;
 /// The indexer hands the scheduler this many passages at a time, so that
@@ -91,9 +91,6 @@ struct Slot {
 
 impl Archive {
     pub fn open(store: Arc<Store>, embedder: Scheduler) -> Result<Archive> {
-        let txn = store.db().begin_write()?;
-        entries::create_tables(&txn)?;
-        txn.commit()?;
         Ok(Archive {
             store,
             embedder,
@@ -117,7 +114,7 @@ impl Archive {
         chunks: &[ArchivedChunk<'_>],
     ) -> Result<u64> {
         let key = self.store.data_key(user_id)?;
-        let txn = self.store.db().begin_write()?;
+        let mut txn = self.store.write()?;
         if !self.store.has_data_key_in(&txn, user_id)? {
             bail!("user {user_id} is being deleted");
         }
@@ -127,23 +124,19 @@ impl Archive {
         let queried_at_ms = now_ms().max(head.last_queried_at_ms);
         let first_seq = head.next_seq;
         let vectors: Vec<Option<&[f32]>> = chunks.iter().map(|c| self.usable(c.vector)).collect();
-        {
-            let mut table = txn.open_table(ENTRIES)?;
-            let mut pending = txn.open_table(PENDING)?;
-            for (offset, (chunk, vector)) in chunks.iter().zip(&vectors).enumerate() {
-                let seq = first_seq + offset as u64;
-                let entry = Entry {
-                    query_id: query_id.to_string(),
-                    query: query.to_string(),
-                    connector: chunk.connector.to_string(),
-                    content: chunk.content.to_string(),
-                    queried_at_ms,
-                    vector: vector.map(|v| (self.embedder_name().to_string(), v.to_vec())),
-                };
-                table.insert((user_id, seq), entry.seal(&key, user_id, seq)?.as_slice())?;
-                if vector.is_none() {
-                    pending.insert((user_id, seq), ())?;
-                }
+        for (offset, (chunk, vector)) in chunks.iter().zip(&vectors).enumerate() {
+            let seq = first_seq + offset as u64;
+            let entry = Entry {
+                query_id: query_id.to_string(),
+                query: query.to_string(),
+                connector: chunk.connector.to_string(),
+                content: chunk.content.to_string(),
+                queried_at_ms,
+                vector: vector.map(|v| (self.embedder_name().to_string(), v.to_vec())),
+            };
+            txn.put(&ENTRIES, (user_id, seq), &entry.seal(&key, user_id, seq)?)?;
+            if vector.is_none() {
+                txn.put(&PENDING, (user_id, seq), ())?;
             }
         }
         let mut connectors: Vec<String> = chunks.iter().map(|c| c.connector.to_string()).collect();
@@ -158,15 +151,15 @@ impl Archive {
             connectors,
         };
         let record_id = history_record_id(head.next_query);
-        txn.open_table(HISTORY)?.insert(
+        txn.put(
+            &HISTORY,
             (user_id, head.next_query),
-            key.encrypt(user_id, &record_id, &serde_json::to_vec(&history)?)
-                .as_slice(),
+            &key.encrypt(user_id, &record_id, &serde_json::to_vec(&history)?),
         )?;
         head.next_query += 1;
         head.next_seq += chunks.len() as u64;
         head.last_queried_at_ms = queried_at_ms;
-        write_head(&txn, user_id, &head)?;
+        write_head(&mut txn, user_id, &head)?;
         txn.commit()?;
         // A loaded index takes the new entries now (one not loaded catches
         // up with the entries when it is).
@@ -215,14 +208,13 @@ impl Archive {
     /// The entries of `hits`, without their vectors.
     fn open_hits(&self, user_id: &str, hits: &[Hit]) -> Result<Vec<Found>> {
         let key = self.store.data_key(user_id)?;
-        let txn = self.store.db().begin_read()?;
-        let table = txn.open_table(ENTRIES)?;
+        let txn = self.store.read()?;
         let mut found = Vec::with_capacity(hits.len());
         for hit in hits {
-            let Some(sealed) = table.get((user_id, hit.seq))? else {
+            let Some(sealed) = txn.get(&ENTRIES, (user_id, hit.seq))? else {
                 continue;
             };
-            let mut entry = Entry::open(&key, user_id, hit.seq, sealed.value())?;
+            let mut entry = Entry::open(&key, user_id, hit.seq, &sealed)?;
             entry.vector = None;
             found.push(Found {
                 entry,
@@ -262,16 +254,13 @@ impl Archive {
     }
 
     fn users_with_pending(&self) -> Result<Vec<String>> {
-        let txn = self.store.db().begin_read()?;
-        let table = txn.open_table(PENDING)?;
         let mut users: Vec<String> = Vec::new();
-        for row in table.iter()? {
-            let (key, _) = row?;
-            let (user, _) = key.value();
-            if users.last().is_none_or(|last| last != user) {
-                users.push(user.to_string());
+        self.store.read()?.each(&PENDING, .., |(user, _), ()| {
+            if users.last() != Some(&user) {
+                users.push(user);
             }
-        }
+            Ok(Flow::Continue)
+        })?;
         Ok(users)
     }
 
@@ -317,18 +306,20 @@ impl Archive {
     /// Up to `limit` of the user's queued entries, oldest first.
     fn pending_batch(&self, user_id: &str, limit: usize) -> Result<Vec<(u64, Entry)>> {
         let key = self.store.data_key(user_id)?;
-        let txn = self.store.db().begin_read()?;
-        let pending = txn.open_table(PENDING)?;
-        let table = txn.open_table(ENTRIES)?;
+        let txn = self.store.read()?;
+        let mut queued = Vec::new();
+        txn.each(&PENDING, user_seqs(user_id), |(_, seq), ()| {
+            queued.push(seq);
+            Ok(if queued.len() < limit {
+                Flow::Continue
+            } else {
+                Flow::Stop
+            })
+        })?;
         let mut out = Vec::new();
-        for row in pending
-            .range((user_id, 0u64)..=(user_id, u64::MAX))?
-            .take(limit)
-        {
-            let (k, _) = row?;
-            let seq = k.value().1;
-            if let Some(sealed) = table.get((user_id, seq))? {
-                out.push((seq, Entry::open(&key, user_id, seq, sealed.value())?));
+        for seq in queued {
+            if let Some(sealed) = txn.get(&ENTRIES, (user_id, seq))? {
+                out.push((seq, Entry::open(&key, user_id, seq, &sealed)?));
             }
         }
         Ok(out)
@@ -339,16 +330,12 @@ impl Archive {
     /// meanwhile removed the queue with the user). Returns the seqs stored.
     fn store_vectors(&self, user_id: &str, indexed: &[(u64, Entry)]) -> Result<Vec<u64>> {
         let key = self.store.data_key(user_id)?;
-        let txn = self.store.db().begin_write()?;
+        let mut txn = self.store.write()?;
         let mut stored = Vec::new();
-        {
-            let mut pending = txn.open_table(PENDING)?;
-            let mut table = txn.open_table(ENTRIES)?;
-            for (seq, entry) in indexed {
-                if pending.remove((user_id, *seq))?.is_some() {
-                    table.insert((user_id, *seq), entry.seal(&key, user_id, *seq)?.as_slice())?;
-                    stored.push(*seq);
-                }
+        for (seq, entry) in indexed {
+            if txn.remove(&PENDING, (user_id, *seq))?.is_some() {
+                txn.put(&ENTRIES, (user_id, *seq), &entry.seal(&key, user_id, *seq)?)?;
+                stored.push(*seq);
             }
         }
         txn.commit()?;
@@ -424,26 +411,24 @@ impl Archive {
             index.serialize()?
         };
         let key = self.store.data_key(user_id)?;
-        let txn = self.store.db().begin_write()?;
+        let mut txn = self.store.write()?;
         if !self.store.has_data_key_in(&txn, user_id)? {
             return Ok(());
         }
         let mut head = read_head(&txn, user_id)?;
         let generation = head.index_generation + 1;
-        {
-            let mut table = txn.open_table(INDEX_SEGMENTS)?;
-            table.retain_in((user_id, 0u32)..=(user_id, u32::MAX), |_, _| false)?;
-            for (n, piece) in bytes.chunks(SEGMENT_BYTES).enumerate() {
-                let record_id = segment_record_id(generation, n as u32);
-                table.insert(
-                    (user_id, n as u32),
-                    key.encrypt(user_id, &record_id, piece).as_slice(),
-                )?;
-            }
+        txn.remove_in(&INDEX_SEGMENTS, user_parts(user_id))?;
+        for (n, piece) in bytes.chunks(SEGMENT_BYTES).enumerate() {
+            let record_id = segment_record_id(generation, n as u32);
+            txn.put(
+                &INDEX_SEGMENTS,
+                (user_id, n as u32),
+                &key.encrypt(user_id, &record_id, piece),
+            )?;
         }
         head.index_generation = generation;
         head.index_segments = bytes.chunks(SEGMENT_BYTES).count() as u32;
-        write_head(&txn, user_id, &head)?;
+        write_head(&mut txn, user_id, &head)?;
         txn.commit()?;
         Ok(())
     }
@@ -471,32 +456,28 @@ impl Archive {
         Ok(())
     }
 
-    /// Removes every archive record of the user inside the caller's
-    /// transaction (the deletion's), and forgets the loaded index. Returns
-    /// the entries and history records removed.
-    pub fn remove_user_in(&self, txn: &WriteTransaction, user_id: &str) -> Result<(u64, u64)> {
-        let removed = entries::remove_user_in(txn, user_id)?;
+    /// Forgets a deleted user's loaded index (their records went with the
+    /// deletion's commit: see [`USER_DATA`]).
+    pub fn forget(&self, user_id: &str) {
         self.loaded.lock().expect("loaded indexes").remove(user_id);
-        Ok(removed)
     }
 
     /// A user's query history, oldest first.
     pub fn history(&self, user_id: &str) -> Result<Vec<HistoryRecord>> {
         let key = self.store.data_key(user_id)?;
-        let txn = self.store.db().begin_read()?;
-        let table = txn.open_table(HISTORY)?;
-        let mut out = Vec::new();
-        for row in table.range((user_id, 0u64)..=(user_id, u64::MAX))? {
-            let (k, v) = row?;
-            let plain = key.decrypt(user_id, &history_record_id(k.value().1), v.value())?;
-            out.push(serde_json::from_slice(&plain)?);
-        }
-        Ok(out)
+        let sealed = self.store.read()?.all_in(&HISTORY, user_seqs(user_id))?;
+        sealed
+            .into_iter()
+            .map(|((_, n), v)| {
+                let plain = key.decrypt(user_id, &history_record_id(n), &v)?;
+                Ok(serde_json::from_slice(&plain)?)
+            })
+            .collect()
     }
 
     /// Entries archived for a user (for reports and tests).
     pub fn entry_count(&self, user_id: &str) -> Result<u64> {
-        entries::count_entries(&self.store.db().begin_read()?, user_id)
+        entries::count_entries(&self.store.read()?, user_id)
     }
 
     /// Memory used by a user's loaded index, if loaded.
@@ -561,24 +542,20 @@ fn stored_index(
     dimensions: usize,
 ) -> Result<UserIndex> {
     let key = store.data_key(user_id)?;
-    let txn = store.db().begin_read()?;
-    let head: entries::Head = match txn.open_table(entries::HEADS)?.get(user_id)? {
-        Some(bytes) => serde_json::from_slice(bytes.value())?,
-        None => return UserIndex::new(embedder, dimensions),
-    };
+    let txn = store.read()?;
+    let head = read_head(&txn, user_id)?;
     if head.index_segments == 0 {
         return UserIndex::new(embedder, dimensions);
     }
-    let table = txn.open_table(INDEX_SEGMENTS)?;
     let mut bytes = Vec::new();
     for n in 0..head.index_segments {
-        let sealed = table
-            .get((user_id, n))?
+        let sealed = txn
+            .get(&INDEX_SEGMENTS, (user_id, n))?
             .with_context(|| format!("index segment {n} is missing"))?;
         bytes.extend(key.decrypt(
             user_id,
             &segment_record_id(head.index_generation, n),
-            sealed.value(),
+            &sealed,
         )?);
     }
     match UserIndex::deserialize(&bytes) {
@@ -599,11 +576,8 @@ fn stored_index(
 /// another embedder made are queued again.
 fn catch_up_with(store: &Store, user_id: &str, index: &mut UserIndex) -> Result<()> {
     let key = store.data_key(user_id)?;
-    let txn = store.db().begin_read()?;
-    let head: entries::Head = match txn.open_table(entries::HEADS)?.get(user_id)? {
-        Some(bytes) => serde_json::from_slice(bytes.value())?,
-        None => return Ok(()),
-    };
+    let txn = store.read()?;
+    let head = read_head(&txn, user_id)?;
     let stale = catch_up(&txn, &key, user_id, &head, index)?;
     drop(txn);
     if !stale.is_empty() {
@@ -622,28 +596,27 @@ fn within(at: i64, from: Option<i64>, to: Option<i64>) -> bool {
 /// vector are left to the indexer (they are queued, or queued again when
 /// another embedder made their vector: those are returned).
 fn catch_up(
-    txn: &redb::ReadTransaction,
+    txn: &impl Records,
     key: &crate::store::keys::DataKey,
     user_id: &str,
     head: &entries::Head,
     index: &mut UserIndex,
 ) -> Result<Vec<u64>> {
-    let pending = txn.open_table(PENDING)?;
-    let table = txn.open_table(ENTRIES)?;
     let mut stale = Vec::new();
     for seq in 0..head.next_seq {
         let known = seq < index.known_times();
-        if known && (index.contains(seq) || pending.get((user_id, seq))?.is_some()) {
+        let queued = || txn.contains(&PENDING, (user_id, seq));
+        if known && (index.contains(seq) || queued()?) {
             continue;
         }
-        let Some(sealed) = table.get((user_id, seq))? else {
+        let Some(sealed) = txn.get(&ENTRIES, (user_id, seq))? else {
             continue;
         };
-        let entry = Entry::open(key, user_id, seq, sealed.value())?;
+        let entry = Entry::open(key, user_id, seq, &sealed)?;
         index.set_time(seq, entry.queried_at_ms);
         match &entry.vector {
             Some((name, vector)) if name == index.embedder() => index.add(seq, vector)?,
-            _ if pending.get((user_id, seq))?.is_some() => {}
+            _ if queued()? => {}
             _ => stale.push(seq),
         }
     }
@@ -657,15 +630,13 @@ fn requeue(store: &Store, user_id: &str, seqs: &[u64]) -> Result<()> {
         entries = seqs.len(),
         "re-embedding archive entries made by another embedder"
     );
-    let txn = store.db().begin_write()?;
+    let mut txn = store.write()?;
     if store.has_data_key_in(&txn, user_id)? {
-        let mut pending = txn.open_table(PENDING)?;
         for seq in seqs {
-            pending.insert((user_id, *seq), ())?;
+            txn.put(&PENDING, (user_id, *seq), ())?;
         }
     }
-    txn.commit()?;
-    Ok(())
+    txn.commit()
 }
 
 fn now_ms() -> i64 {
@@ -675,211 +646,4 @@ fn now_ms() -> i64 {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::rank::Embedder;
-    use crate::rank::embed::HashedWords;
-
-    fn archive(store: Arc<Store>) -> Archive {
-        Archive::open(store, scheduler(Arc::new(HashedWords::new(64)))).unwrap()
-    }
-
-    fn scheduler(embedder: Arc<dyn Embedder>) -> Scheduler {
-        Scheduler::start(embedder, None, 1, 16)
-    }
-
-    #[tokio::test]
-    async fn recorded_chunks_are_found_after_a_restart_and_gone_after_removal() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Arc::new(Store::open(dir.path(), None).unwrap());
-        let user = store.create_user("a@b.c").unwrap();
-        let first = archive(store.clone());
-        let chunks = [
-            ArchivedChunk {
-                connector: "github",
-                content: "checkout times out under load\n\"quoted\"",
-                vector: None,
-            },
-            ArchivedChunk {
-                connector: "slack",
-                content: "lunch menu for friday",
-                vector: None,
-            },
-        ];
-        assert_eq!(
-            first
-                .record(&user.id, "qry_1", "checkout", &chunks)
-                .unwrap(),
-            2
-        );
-        let outcome = first
-            .search(&user.id, "checkout load", None, None, 5)
-            .await
-            .unwrap();
-        assert_eq!(outcome.total_matches, 2);
-        assert_eq!(
-            outcome.found[0].entry.content,
-            "checkout times out under load\n\"quoted\""
-        );
-        assert_eq!(outcome.found[0].entry.query_id, "qry_1");
-        first.flush().unwrap();
-        first
-            .record(
-                &user.id,
-                "qry_2",
-                "menu",
-                &[ArchivedChunk {
-                    connector: "notion",
-                    content: "friday menu: soup",
-                    vector: None,
-                }],
-            )
-            .unwrap();
-        drop(first);
-
-        // A new process: the stored index plus the entry archived after it.
-        let second = archive(store.clone());
-        let outcome = second
-            .search(&user.id, "friday menu", None, None, 5)
-            .await
-            .unwrap();
-        assert_eq!(outcome.total_matches, 3);
-        assert_eq!(outcome.found[0].entry.query_id, "qry_2");
-        assert_eq!(second.history(&user.id).unwrap().len(), 2);
-
-        let txn = store.db().begin_write().unwrap();
-        assert_eq!(second.remove_user_in(&txn, &user.id).unwrap(), (3, 2));
-        txn.commit().unwrap();
-        assert_eq!(second.entry_count(&user.id).unwrap(), 0);
-    }
-
-    #[tokio::test]
-    async fn vectors_from_the_ranking_are_indexed_without_embedding_again() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Arc::new(Store::open(dir.path(), None).unwrap());
-        let user = store.create_user("a@b.c").unwrap();
-        let archive = archive(store.clone());
-        let model = HashedWords::new(64);
-        let text = "quarterly revenue forecast";
-        let vector = model.embed(&[text]).unwrap().remove(0);
-        let name = archive.embedder_name().to_string();
-        archive.preload(&user.id).await.unwrap();
-        let chunks = [
-            ArchivedChunk {
-                connector: "notion",
-                content: text,
-                vector: Some((&name, &vector)),
-            },
-            // Another embedder's vector is not this archive's: queued.
-            ArchivedChunk {
-                connector: "slack",
-                content: "standup notes",
-                vector: Some(("another-model", &vector)),
-            },
-        ];
-        archive
-            .record(&user.id, "qry_1", "revenue", &chunks)
-            .unwrap();
-        let queued: Vec<u64> = archive
-            .pending_batch(&user.id, 10)
-            .unwrap()
-            .into_iter()
-            .map(|(seq, _)| seq)
-            .collect();
-        assert_eq!(queued, [1], "only the chunk without a usable vector waits");
-        assert!(
-            archive
-                .loaded_slot(&user.id)
-                .unwrap()
-                .index
-                .lock()
-                .unwrap()
-                .as_ref()
-                .unwrap()
-                .contains(0)
-        );
-
-        // The deep search scans the queued entry itself (no indexer runs
-        // here) and stores its vector, so the indexer has nothing left.
-        let outcome = archive
-            .search(&user.id, "standup notes", None, None, 5)
-            .await
-            .unwrap();
-        assert_eq!(outcome.found[0].entry.content, "standup notes");
-        assert_eq!(outcome.total_matches, 2);
-        assert!(archive.pending_batch(&user.id, 10).unwrap().is_empty());
-    }
-
-    #[tokio::test]
-    async fn a_backlog_larger_than_the_exact_scan_is_indexed_before_searching() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Arc::new(Store::open(dir.path(), None).unwrap());
-        let user = store.create_user("a@b.c").unwrap();
-        let archive = archive(store.clone());
-        let texts: Vec<String> = (0..deep_search::QUEUED_SCAN_LIMIT + 10)
-            .map(|n| format!("filler record number {n}"))
-            .chain(["the rollout checklist for payments".to_string()])
-            .collect();
-        let chunks: Vec<ArchivedChunk<'_>> = texts
-            .iter()
-            .map(|t| ArchivedChunk {
-                connector: "jira",
-                content: t,
-                vector: None,
-            })
-            .collect();
-        archive.record(&user.id, "qry_1", "q", &chunks).unwrap();
-        let outcome = archive
-            .search(&user.id, "payments rollout checklist", None, None, 3)
-            .await
-            .unwrap();
-        assert_eq!(
-            outcome.found[0].entry.content,
-            "the rollout checklist for payments"
-        );
-        assert_eq!(outcome.total_matches, texts.len() as u64);
-    }
-
-    #[tokio::test]
-    async fn an_index_made_by_another_embedder_is_rebuilt() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Arc::new(Store::open(dir.path(), None).unwrap());
-        let user = store.create_user("a@b.c").unwrap();
-        let first = archive(store.clone());
-        first
-            .record(
-                &user.id,
-                "qry_1",
-                "q",
-                &[ArchivedChunk {
-                    connector: "jira",
-                    content: "database migration plan",
-                    vector: None,
-                }],
-            )
-            .unwrap();
-        first.index_now(&user.id).await.unwrap();
-        drop(first);
-        // Another embedder (another name, other dimensions) takes over.
-        struct Renamed(HashedWords);
-        impl Embedder for Renamed {
-            fn name(&self) -> &str {
-                "renamed"
-            }
-            fn dimensions(&self) -> usize {
-                self.0.dimensions()
-            }
-            fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
-                self.0.embed(texts)
-            }
-        }
-        let renamed =
-            Archive::open(store, scheduler(Arc::new(Renamed(HashedWords::new(32))))).unwrap();
-        let outcome = renamed
-            .search(&user.id, "migration", None, None, 5)
-            .await
-            .unwrap();
-        assert_eq!(outcome.found.len(), 1, "re-embedded with the new embedder");
-        assert!(outcome.found[0].similarity > 0.3);
-    }
-}
+mod tests;

@@ -42,10 +42,8 @@ const MAX_FORM_BYTES: usize = 16 * 1024;
 pub struct Dashboard {
     pub app: Arc<App>,
     pub config: DashboardConfig,
-    /// The OAuth clients the operator registered, by connector id.
-    pub clients: BTreeMap<String, OAuthClient>,
-    /// The host's guarded client for vendors (token exchanges).
-    pub http: reqwest::Client,
+    /// The host as an OAuth client of the vendors (connecting a tool).
+    pub vendors: crate::oauth::Vendors,
     /// Failed sign-ins by `addr:` and `email:` key, and started single
     /// sign-ons by `sso-start:` key: their times.
     login_failures: Mutex<HashMap<String, Vec<i64>>>,
@@ -62,9 +60,6 @@ impl Dashboard {
         clients: BTreeMap<String, OAuthClient>,
         http: reqwest::Client,
     ) -> Result<Dashboard> {
-        session::create_tables(&app.store)?;
-        tools::create_tables(&app.store)?;
-        sso::create_tables(&app.store)?;
         let sso = config
             .sso
             .clone()
@@ -73,8 +68,7 @@ impl Dashboard {
             app,
             sso,
             config,
-            clients,
-            http,
+            vendors: crate::oauth::Vendors::new(http, clients),
             login_failures: Mutex::default(),
             dummy_hash: session::hash_password(&crate::store::random_hex(16))?,
         })
@@ -118,13 +112,10 @@ pub fn router(dashboard: Arc<Dashboard>) -> Router {
         .with_state(dashboard)
 }
 
-/// Removes what the dashboard holds of a user (their data is being
-/// deleted): sessions and single sign-on links.
-pub fn remove_user_in(txn: &redb::WriteTransaction, user_id: &str) -> Result<()> {
-    session::remove_user_in(txn, user_id)?;
-    sso::remove_user_in(txn, user_id)?;
-    Ok(())
-}
+/// What the dashboard holds of a user: sessions, connections in flight and
+/// single sign-on links.
+pub const USER_DATA: &[crate::store::UserData] =
+    &[session::USER_DATA, tools::USER_DATA, sso::USER_DATA];
 
 /// The peer's address, for the sign-in limits.
 #[derive(Debug, Clone, Copy)]

@@ -1,19 +1,20 @@
 //! Redirect flows in flight (connecting a tool, signing in with the
 //! identity provider): what a flow started with, kept server-side under
 //! the hash of its `state`, sealed with the master key, single use, with
-//! an expiry. Expired entries go as new ones are saved; the expiry is
-//! stored in the clear before the sealed part, so that sweeping decrypts
-//! nothing, and a table holds at most [`MAX_IN_FLIGHT`] flows.
+//! an expiry. Expired entries go as new ones are saved; the expiry (and
+//! the user a flow belongs to, if any) is stored in the clear before the
+//! sealed part, so that sweeping and a user's deletion decrypt nothing,
+//! and a space holds at most [`MAX_IN_FLIGHT`] flows.
 
-use anyhow::Result;
-use redb::{ReadableTableMetadata, TableDefinition, TableHandle};
+use anyhow::{Result, ensure};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use crate::store::records::{Bytes, Records, Space, Text, Writer};
 use crate::store::{Store, now};
 
-pub(super) type Table = TableDefinition<'static, &'static str, &'static [u8]>;
+pub(super) type Table = Space<Text, Bytes>;
 
 /// Flows in flight per table: beyond, new ones are refused (a flood of
 /// unfinished sign-ins must not fill the disk).
@@ -31,21 +32,17 @@ fn key_of(state: &str) -> String {
 }
 
 /// The associated data of a sealed entry: its table and key.
-fn record_id(table: Table, key: &str) -> String {
+fn record_id(table: &Table, key: &str) -> String {
     format!("{}/{key}", table.name())
 }
 
-pub(super) fn create_table(store: &Store, table: Table) -> Result<()> {
-    let txn = store.db().begin_write()?;
-    txn.open_table(table)?;
-    txn.commit()?;
-    Ok(())
-}
-
+/// Saves a flow under its `state`; `owner`: the signed-in user who started
+/// it, if any.
 pub(super) fn save<T: Serialize>(
     store: &Store,
-    table: Table,
+    table: &Table,
     state: &str,
+    owner: Option<&str>,
     value: &T,
     ttl_seconds: i64,
 ) -> Result<()> {
@@ -58,44 +55,71 @@ pub(super) fn save<T: Serialize>(
     let sealed = store
         .master()
         .encrypt(&record_id(table, &key), &serde_json::to_vec(&pending)?);
+    let owner = owner.unwrap_or_default();
+    ensure!(owner.len() <= usize::from(u8::MAX), "an owner id is short");
     let mut stored = pending.expires_at.to_be_bytes().to_vec();
+    stored.push(owner.len() as u8);
+    stored.extend_from_slice(owner.as_bytes());
     stored.extend_from_slice(&sealed);
-    let txn = store.db().begin_write()?;
-    {
-        let mut entries = txn.open_table(table)?;
-        entries.retain(|_, v| expiry(v).is_some_and(|at| at > t))?;
-        anyhow::ensure!(
-            entries.len()? < MAX_IN_FLIGHT,
-            "{MAX_IN_FLIGHT} flows are in flight already"
-        );
-        entries.insert(key.as_str(), stored.as_slice())?;
-    }
-    txn.commit()?;
-    Ok(())
+    let mut txn = store.write()?;
+    txn.retain(table, .., |_, v| {
+        Clear::of(&v).is_some_and(|c| c.expires_at > t)
+    })?;
+    ensure!(
+        txn.count_in(table, ..)? < MAX_IN_FLIGHT,
+        "{MAX_IN_FLIGHT} flows are in flight already"
+    );
+    txn.put(table, &key, &stored)?;
+    txn.commit()
 }
 
-/// The clear expiry before a stored entry's sealed part.
-fn expiry(stored: &[u8]) -> Option<i64> {
-    Some(i64::from_be_bytes(stored.get(..8)?.try_into().ok()?))
+/// The clear part before a stored entry's sealed part:
+/// `[expiry: i64 BE][owner length: u8][owner]`.
+struct Clear<'a> {
+    expires_at: i64,
+    owner: &'a [u8],
+    sealed: &'a [u8],
+}
+
+impl<'a> Clear<'a> {
+    fn of(stored: &'a [u8]) -> Option<Clear<'a>> {
+        let expires_at = i64::from_be_bytes(stored.get(..8)?.try_into().ok()?);
+        let owner_len = usize::from(*stored.get(8)?);
+        let owner = stored.get(9..9 + owner_len)?;
+        let sealed = stored.get(9 + owner_len..)?;
+        Some(Clear {
+            expires_at,
+            owner,
+            sealed,
+        })
+    }
+}
+
+/// Removes the flows a user started inside `txn`; how many.
+pub(super) fn remove_owned_by(txn: &mut Writer, table: &Table, user_id: &str) -> Result<u64> {
+    txn.retain(table, .., |_, v| {
+        Clear::of(&v).is_none_or(|c| c.owner != user_id.as_bytes())
+    })
 }
 
 /// Removes the entry of `state` (single use) and returns it, expired or not.
 pub(super) fn take<T: DeserializeOwned>(
     store: &Store,
-    table: Table,
+    table: &Table,
     state: &str,
 ) -> Result<Option<Pending<T>>> {
     let key = key_of(state);
-    let txn = store.db().begin_write()?;
-    let sealed = txn
-        .open_table(table)?
-        .remove(key.as_str())?
-        .map(|v| v.value().to_vec());
+    let mut txn = store.write()?;
+    let stored = txn.remove(table, &key)?;
     txn.commit()?;
-    let Some(stored) = sealed else {
+    let Some(stored) = stored else {
         return Ok(None);
     };
-    let sealed = stored.get(8..).unwrap_or_default();
-    let plain = store.master().decrypt(&record_id(table, &key), sealed)?;
+    let Some(clear) = Clear::of(&stored) else {
+        anyhow::bail!("a pending flow is truncated");
+    };
+    let plain = store
+        .master()
+        .decrypt(&record_id(table, &key), clear.sealed)?;
     Ok(Some(serde_json::from_slice(&plain)?))
 }

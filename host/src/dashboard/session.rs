@@ -11,25 +11,21 @@ use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use axum::{Extension, Form};
-use redb::{ReadableDatabase, TableDefinition};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::templates::{esc, page};
 use super::{Dashboard, Peer};
-use crate::store::{Store, now};
+use crate::store::records::{Bytes, Records, Space, Text, Writer};
+use crate::store::{Counted, Store, UserData, now};
 
 /// SHA-256 of the session id (hex) → [`Record`]. The id itself is never stored.
-const SESSIONS: TableDefinition<&str, &[u8]> = TableDefinition::new("dashboard_sessions");
+const SESSIONS: Space<Text, Bytes> = Space::new("dashboard_sessions");
+
+pub(super) const USER_DATA: UserData =
+    UserData::custom(SESSIONS.name(), remove_sessions, Counted::Nothing);
 
 pub const COOKIE: &str = "__Host-quarry_session";
-
-pub(super) fn create_tables(store: &Store) -> Result<()> {
-    let txn = store.db().begin_write()?;
-    txn.open_table(SESSIONS)?;
-    txn.commit()?;
-    Ok(())
-}
 
 #[derive(Serialize, Deserialize)]
 struct Record {
@@ -110,12 +106,8 @@ pub(super) fn from_headers(dashboard: &Dashboard, headers: &HeaderMap) -> Option
     }
     let key = session_key(&id);
     let store = &dashboard.app.store;
-    let record: Record = {
-        let txn = store.db().begin_read().ok()?;
-        let table = txn.open_table(SESSIONS).ok()?;
-        let bytes = table.get(key.as_str()).ok()??;
-        serde_json::from_slice(bytes.value()).ok()?
-    };
+    let bytes = store.read().ok()?.get(&SESSIONS, &key).ok()??;
+    let record: Record = serde_json::from_slice(&bytes).ok()?;
     let t = now();
     let config = &dashboard.config;
     let alive = t - record.created_at < config.session_absolute_seconds
@@ -148,11 +140,9 @@ pub(super) fn from_headers(dashboard: &Dashboard, headers: &HeaderMap) -> Option
 }
 
 fn put(store: &Store, key: &str, record: &Record) -> Result<()> {
-    let txn = store.db().begin_write()?;
-    txn.open_table(SESSIONS)?
-        .insert(key, serde_json::to_vec(record)?.as_slice())?;
-    txn.commit()?;
-    Ok(())
+    let mut txn = store.write()?;
+    txn.put(&SESSIONS, key, &serde_json::to_vec(record)?)?;
+    txn.commit()
 }
 
 /// Ends one session (signing out, or another person signing in on it).
@@ -163,18 +153,16 @@ pub(super) fn end(store: &Store, key: &str) {
 }
 
 fn remove(store: &Store, key: &str) -> Result<()> {
-    let txn = store.db().begin_write()?;
-    txn.open_table(SESSIONS)?.remove(key)?;
-    txn.commit()?;
-    Ok(())
+    let mut txn = store.write()?;
+    txn.remove(&SESSIONS, key)?;
+    txn.commit()
 }
 
 /// Ends every session of a user (their data is being deleted).
-pub fn remove_user_in(txn: &redb::WriteTransaction, user_id: &str) -> Result<()> {
-    txn.open_table(SESSIONS)?.retain(|_, bytes| {
-        !serde_json::from_slice::<Record>(bytes).is_ok_and(|r| r.user_id == user_id)
-    })?;
-    Ok(())
+fn remove_sessions(txn: &mut Writer, user_id: &str) -> Result<u64> {
+    txn.retain(&SESSIONS, .., |_, bytes| {
+        !serde_json::from_slice::<Record>(&bytes).is_ok_and(|r| r.user_id == user_id)
+    })
 }
 
 fn set_cookie(id: &str, max_age: i64) -> HeaderValue {

@@ -20,7 +20,6 @@ use axum::Extension;
 use axum::extract::{OriginalUri, Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{Html, IntoResponse, Redirect, Response};
-use redb::{ReadableDatabase, ReadableTable, TableDefinition, WriteTransaction};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -28,24 +27,20 @@ use super::session::{self, Session, login_form};
 use super::{Dashboard, Peer, expected_origin, pending};
 use crate::oidc::{Identity, SsoError};
 use crate::secret::constant_time_eq;
-use crate::store::{Store, random_b64};
+use crate::store::records::{Bytes, Records, Space, Text, Writer};
+use crate::store::{Counted, Store, UserData, random_b64};
 
-/// Sign-ins in flight: [`SigningIn`] by `state`.
-const STATES: pending::Table = TableDefinition::new("dashboard_sso_states");
+/// Sign-ins in flight: [`SigningIn`] by `state` (nobody's yet).
+pub(crate) const STATES: pending::Table = pending::Table::new("dashboard_sso_states");
 /// SHA-256 of `issuer \n subject` (hex) → [`Link`].
-const LINKS: TableDefinition<&str, &[u8]> = TableDefinition::new("dashboard_sso_links");
+const LINKS: Space<Text, Bytes> = Space::new("dashboard_sso_links");
+
+pub(super) const USER_DATA: UserData =
+    UserData::custom(LINKS.name(), remove_links, Counted::Nothing);
 
 const COOKIE: &str = "__Host-quarry_sso";
 /// How long a person has to sign in at the provider.
 const STATE_TTL_SECONDS: i64 = 600;
-
-pub(super) fn create_tables(store: &Store) -> Result<()> {
-    pending::create_table(store, STATES)?;
-    let txn = store.db().begin_write()?;
-    txn.open_table(LINKS)?;
-    txn.commit()?;
-    Ok(())
-}
 
 #[derive(Serialize, Deserialize)]
 struct SigningIn {
@@ -135,8 +130,9 @@ pub async fn start(
     let store = &dashboard.app.store;
     let saved = pending::save(
         store,
-        STATES,
+        &STATES,
         &started.state,
+        None,
         &signing_in,
         STATE_TTL_SECONDS,
     );
@@ -253,7 +249,7 @@ async fn finish(
         .filter(|s| !s.is_empty() && s.len() < 200)
         .ok_or_else(|| bad("The identity provider's answer has no state. Start again."))?;
     let store = &dashboard.app.store;
-    let signing_in = match pending::take::<SigningIn>(store, STATES, &state) {
+    let signing_in = match pending::take::<SigningIn>(store, &STATES, &state) {
         Ok(Some(p)) if p.expires_at > crate::store::now() => p.value,
         Ok(Some(_)) => return Err(bad("The sign-in took longer than 10 minutes. Start again.")),
         Ok(None) => {
@@ -334,8 +330,8 @@ enum Linked {
 /// cannot link one account twice.
 fn account_for(store: &Store, identity: &Identity, allowed_domains: &[String]) -> Linked {
     let linked = (|| {
-        let txn = store.db().begin_write()?;
-        let linked = link_or_match(store, &txn, identity, allowed_domains)?;
+        let mut txn = store.write()?;
+        let linked = link_or_match(store, &mut txn, identity, allowed_domains)?;
         txn.commit()?;
         anyhow::Ok(linked)
     })();
@@ -350,20 +346,19 @@ fn account_for(store: &Store, identity: &Identity, allowed_domains: &[String]) -
 
 fn link_or_match(
     store: &Store,
-    txn: &WriteTransaction,
+    txn: &mut Writer,
     identity: &Identity,
     allowed_domains: &[String],
 ) -> Result<Linked> {
     let key = link_key(&identity.issuer, &identity.subject);
-    let mut links = txn.open_table(LINKS)?;
-    let linked = links
-        .get(key.as_str())?
-        .and_then(|v| serde_json::from_slice::<Link>(v.value()).ok());
+    let linked = txn
+        .get(&LINKS, &key)?
+        .and_then(|v| serde_json::from_slice::<Link>(&v).ok());
     if let Some(link) = linked {
         if store.user(&link.user_id)?.is_some() {
             return Ok(Linked::Account(link.user_id));
         }
-        links.remove(key.as_str())?;
+        txn.remove(&LINKS, &key)?;
     }
     let refused = |text: String| Ok(Linked::Refused(text));
     let Some(email) = identity.email.as_deref().filter(|e| !e.is_empty()) else {
@@ -394,10 +389,9 @@ fn link_or_match(
             "There is no Quarry account for {email}. Ask the operator to create one."
         ));
     };
-    let taken = links.iter()?.filter_map(|entry| entry.ok()).any(|(_, v)| {
-        serde_json::from_slice::<Link>(v.value())
-            .is_ok_and(|l| l.user_id == user.id && l.issuer == identity.issuer)
-    });
+    let taken = all_links(txn)?
+        .iter()
+        .any(|l| l.user_id == user.id && l.issuer == identity.issuer);
     if taken {
         return refused(format!(
             "The account {email} is linked to another identity at this provider. Ask the operator."
@@ -407,33 +401,38 @@ fn link_or_match(
         user_id: user.id.clone(),
         issuer: identity.issuer.clone(),
     };
-    links.insert(key.as_str(), serde_json::to_vec(&link)?.as_slice())?;
+    txn.put(&LINKS, &key, &serde_json::to_vec(&link)?)?;
     tracing::info!(user = %user.id, issuer = %identity.issuer, "single sign-on: an account was linked to its identity by email");
     Ok(Linked::Account(user.id))
 }
 
 /// The users with a single sign-on link (for checks after a deletion).
 pub fn linked_users(store: &Store) -> Result<Vec<String>> {
-    let txn = store.db().begin_read()?;
-    let links = txn.open_table(LINKS)?;
-    let mut users = Vec::new();
-    for entry in links.iter()? {
-        let (_, v) = entry?;
-        users.push(serde_json::from_slice::<Link>(v.value())?.user_id);
-    }
-    Ok(users)
+    let links = all_links(&store.read()?)?;
+    Ok(links.into_iter().map(|l| l.user_id).collect())
 }
 
-/// Removes a user's links (their data is being deleted).
-pub fn remove_user_in(txn: &WriteTransaction, user_id: &str) -> Result<u64> {
-    let mut links = txn.open_table(LINKS)?;
-    let mut removed = 0;
-    links.retain(|_, v| {
-        let theirs = serde_json::from_slice::<Link>(v).is_ok_and(|l| l.user_id == user_id);
-        removed += u64::from(theirs);
-        !theirs
-    })?;
+fn all_links(txn: &impl Records) -> Result<Vec<Link>> {
+    let rows = txn.all_in(&LINKS, ..)?;
+    rows.iter()
+        .map(|(_, v)| Ok(serde_json::from_slice(v)?))
+        .collect()
+}
+
+/// Unlinks a user from every identity (`quarry admin unlink-sso`); how
+/// many links there were.
+pub fn unlink(store: &Store, user_id: &str) -> Result<u64> {
+    let mut txn = store.write()?;
+    let removed = remove_links(&mut txn, user_id)?;
+    txn.commit()?;
     Ok(removed)
+}
+
+/// Removes a user's links inside `txn`.
+fn remove_links(txn: &mut Writer, user_id: &str) -> Result<u64> {
+    txn.retain(&LINKS, .., |_, v| {
+        !serde_json::from_slice::<Link>(&v).is_ok_and(|l| l.user_id == user_id)
+    })
 }
 
 #[cfg(test)]
@@ -454,7 +453,6 @@ mod tests {
         // (Also: look-alike Unicode emails are refused below.)
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path(), None).unwrap();
-        create_tables(&store).unwrap();
         let alice = store.create_user("alice@acme.test").unwrap();
         let any = &[] as &[String];
 
@@ -485,9 +483,7 @@ mod tests {
 
         // The operator unlinks alice (quarry admin unlink-sso): her new
         // identity links by email.
-        let txn = store.db().begin_write().unwrap();
-        assert_eq!(remove_user_in(&txn, &alice.id).unwrap(), 1);
-        txn.commit().unwrap();
+        assert_eq!(unlink(&store, &alice.id).unwrap(), 1);
         let relinked = account_for(&store, &identity("s2", "alice@acme.test", true), any);
         assert_eq!(relinked, Linked::Account(alice.id.clone()));
         let old = account_for(&store, &identity("s1", "a.ng@acme.test", true), any);

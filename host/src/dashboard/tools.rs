@@ -5,36 +5,35 @@
 //! says how, then the grant removed).
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use anyhow::{Context, Result};
 use axum::extract::{OriginalUri, Path, Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::{Extension, Form};
-use base64::Engine as _;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64URL;
-use redb::TableDefinition;
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 use super::session::Session;
 use super::templates::{csrf_field, esc, html, internal_error, message};
 use super::{Dashboard, expected_origin, pending, require};
 use crate::connectors::manifest::{Flow, Manifest, OAuth, fill_endpoint};
-use crate::deletion::revoke::{Outcome, TokenToRevoke};
-use crate::secret::Secret;
-use crate::store::{Grant, GrantStatus, Store, now, random_b64};
+use crate::oauth::{Outcome, TokenToRevoke};
+use crate::store::records::Writer;
+use crate::store::{Counted, Grant, GrantStatus, UserData, now, random_b64};
 
 /// Connections in flight: [`Connecting`] by `state`.
-const STATES: pending::Table = TableDefinition::new("dashboard_oauth_states");
+const STATES: pending::Table = pending::Table::new("dashboard_oauth_states");
+
+/// A connection in flight belongs to the user who started it.
+pub(super) const USER_DATA: UserData =
+    UserData::custom(STATES.name(), remove_connecting, Counted::Nothing);
+
+fn remove_connecting(txn: &mut Writer, user_id: &str) -> Result<u64> {
+    pending::remove_owned_by(txn, &STATES, user_id)
+}
 
 /// How long a person has to approve at the vendor.
 const STATE_TTL_SECONDS: i64 = 600;
-
-pub(super) fn create_tables(store: &Store) -> Result<()> {
-    pending::create_table(store, STATES)
-}
 
 #[derive(Serialize, Deserialize)]
 struct Connecting {
@@ -68,7 +67,7 @@ fn refusal(dashboard: &Dashboard, connector: &str, oauth: Option<&OAuth>) -> Opt
             ));
         }
     }
-    if !dashboard.clients.contains_key(connector) {
+    if !dashboard.vendors.has_client(connector) {
         return Some(format!(
             "The operator has not registered an OAuth client for {connector} \
              (oauth_clients.{connector} in the configuration)."
@@ -386,7 +385,6 @@ pub async fn connect(
         return message(StatusCode::CONFLICT, "Cannot connect this tool", &reason);
     }
     let oauth = oauth.expect("checked by refusal");
-    let client = &dashboard.clients[&id];
     let Some(origin) = expected_origin(&dashboard, &headers, &uri) else {
         return message(StatusCode::BAD_REQUEST, "Bad request", "Unknown host.");
     };
@@ -400,23 +398,11 @@ pub async fn connect(
         Err(why) => return message(StatusCode::BAD_REQUEST, "Cannot connect this tool", &why),
     };
     let redirect_uri = format!("{origin}/dashboard/oauth/callback");
-    let verifier = random_b64(32);
-    let challenge = B64URL.encode(Sha256::digest(verifier.as_bytes()));
     let state = random_b64(24);
-    let connecting = Connecting {
-        session: session.key.clone(),
-        user_id: session.user_id.clone(),
-        connector: id.clone(),
-        verifier,
-        redirect_uri: redirect_uri.clone(),
-        settings,
-    };
-    let store = &dashboard.app.store;
-    if let Err(error) = pending::save(store, STATES, &state, &connecting, STATE_TTL_SECONDS) {
-        return internal_error("storing an OAuth state", error);
-    }
-    let mut url = match browser_authorize_url(&dashboard, &authorize_url) {
-        Ok(url) => url,
+    let authorization = browser_authorize_url(&dashboard, &authorize_url)
+        .and_then(|url| (dashboard.vendors).authorization(&id, oauth, url, &redirect_uri, &state));
+    let authorization = match authorization {
+        Ok(authorization) => authorization,
         Err(error) => {
             return message(
                 StatusCode::INTERNAL_SERVER_ERROR,
@@ -425,23 +411,27 @@ pub async fn connect(
             );
         }
     };
-    {
-        let mut query = url.query_pairs_mut();
-        query
-            .append_pair("response_type", "code")
-            .append_pair("client_id", &client.client_id)
-            .append_pair("redirect_uri", &redirect_uri)
-            .append_pair("state", &state)
-            .append_pair("code_challenge", &challenge)
-            .append_pair("code_challenge_method", "S256");
-        if !oauth.scopes.is_empty() {
-            // Slack's user tokens (search:read) are asked for as user scopes.
-            let name = if id == "slack" { "user_scope" } else { "scope" };
-            query.append_pair(name, &oauth.scopes.join(" "));
-        }
+    let connecting = Connecting {
+        session: session.key.clone(),
+        user_id: session.user_id.clone(),
+        connector: id.clone(),
+        verifier: authorization.verifier,
+        redirect_uri,
+        settings,
+    };
+    let store = &dashboard.app.store;
+    if let Err(error) = pending::save(
+        store,
+        &STATES,
+        &state,
+        Some(&session.user_id),
+        &connecting,
+        STATE_TTL_SECONDS,
+    ) {
+        return internal_error("storing an OAuth state", error);
     }
     tracing::info!(user = %session.user_id, connector = %id, "dashboard: connecting a tool");
-    Redirect::to(url.as_str()).into_response()
+    Redirect::to(authorization.url.as_str()).into_response()
 }
 
 #[derive(Deserialize)]
@@ -464,7 +454,7 @@ pub async fn callback(
     let Some(state) = callback.state.filter(|s| !s.is_empty() && s.len() < 200) else {
         return refused("The vendor's answer has no state.");
     };
-    let pending = match pending::take::<Connecting>(&dashboard.app.store, STATES, &state) {
+    let pending = match pending::take::<Connecting>(&dashboard.app.store, &STATES, &state) {
         Ok(Some(p)) if p.value.session == session.key && p.value.user_id == session.user_id => p,
         Ok(Some(_)) => return refused("This connection was started in another session."),
         Ok(None) => {
@@ -520,48 +510,32 @@ async fn exchange(dashboard: &Dashboard, pending: &Connecting, code: &str) -> Re
         .oauth
         .as_ref()
         .context("no OAuth section")?;
-    let client = dashboard
-        .clients
-        .get(&pending.connector)
-        .context("no OAuth client")?;
-    let response = dashboard
-        .http
-        .post(fill_endpoint(&oauth.token_url, &pending.settings).map_err(anyhow::Error::msg)?)
-        .header("Accept", "application/json")
-        .form(&[
-            ("grant_type", "authorization_code"),
-            ("code", code),
-            ("redirect_uri", pending.redirect_uri.as_str()),
-            ("client_id", client.client_id.as_str()),
-            ("client_secret", client.client_secret.expose()),
-            ("code_verifier", pending.verifier.as_str()),
-        ])
-        .timeout(Duration::from_secs(15))
-        .send()
+    let tokens = dashboard
+        .vendors
+        .exchange_code(
+            &pending.connector,
+            oauth,
+            &pending.settings,
+            code,
+            &pending.redirect_uri,
+            &pending.verifier,
+        )
         .await?;
-    let status = response.status();
-    let body: serde_json::Value = response.json().await.context("the token response")?;
-    anyhow::ensure!(status.is_success(), "the vendor answered {status}");
-    // Slack puts a user token under `authed_user`.
-    let tokens = match body.get("access_token") {
-        Some(_) => &body,
-        None => body.get("authed_user").unwrap_or(&body),
-    };
-    let access = tokens["access_token"]
-        .as_str()
-        .with_context(|| format!("no access_token (error: {})", body["error"]))?;
-    let refresh = tokens["refresh_token"].as_str().map(Secret::new);
-    let expires_at = tokens["expires_in"].as_i64().map(|s| now() + s);
     let store = &dashboard.app.store;
     let previous = store
         .grant(&pending.user_id, &pending.connector)?
         .map(|g| g.settings)
         .unwrap_or_default();
-    let settings = merged_settings(&connector.manifest, previous, &pending.settings, tokens);
+    let settings = merged_settings(
+        &connector.manifest,
+        previous,
+        &pending.settings,
+        &tokens.fields,
+    );
     let grant = Grant {
-        access_token: Secret::new(access),
-        refresh_token: refresh,
-        expires_at,
+        access_token: tokens.access_token,
+        refresh_token: tokens.refresh_token,
+        expires_at: tokens.expires_in.map(|s| now() + s),
         settings,
         status: GrantStatus::Connected,
         connected_at: now(),
@@ -577,7 +551,7 @@ fn merged_settings(
     manifest: &Manifest,
     mut settings: Vec<(String, String)>,
     typed: &[(String, String)],
-    token_response: &serde_json::Value,
+    token_response: &serde_json::Map<String, serde_json::Value>,
 ) -> Vec<(String, String)> {
     if askable(manifest).next().is_some() {
         settings.retain(|(name, _)| !askable(manifest).any(|s| s.name == *name));
@@ -589,7 +563,7 @@ fn merged_settings(
         .filter_map(|s| {
             Some((
                 s.name.clone(),
-                token_response[&s.name].as_str()?.to_string(),
+                token_response.get(&s.name)?.as_str()?.to_string(),
             ))
         });
     for (name, value) in typed.iter().cloned().chain(from_token) {
@@ -698,12 +672,13 @@ mod tests {
         let before = pairs(&[("site", "old.atlassian.net"), ("legacy", "kept")]);
         let answer = serde_json::json!({"access_token": "t", "instance": "https://x.test"});
         // An emptied optional field clears its setting.
-        let merged = merged_settings(&manifest, before.clone(), &[], &answer);
+        let answer = answer.as_object().unwrap();
+        let merged = merged_settings(&manifest, before.clone(), &[], answer);
         assert_eq!(
             merged,
             pairs(&[("legacy", "kept"), ("instance", "https://x.test")])
         );
-        let merged = merged_settings(&manifest, before, &pairs(&[("site", "new")]), &answer);
+        let merged = merged_settings(&manifest, before, &pairs(&[("site", "new")]), answer);
         assert_eq!(
             merged,
             pairs(&[

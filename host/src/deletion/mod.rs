@@ -8,32 +8,30 @@
 //! 2. Each token is revoked at its vendor; one that fails goes to a durable
 //!    retry queue ([`revoke`]).
 //! 3. The user's data key is destroyed: every sealed record becomes noise.
-//! 4. One commit removes every record (archive, index, history, idempotency
-//!    records, profile, grants, webhooks, API tokens, counters), queues the
+//! 4. One commit removes every record the registry of user data lists
+//!    (`crate::user_data`: archive, index, history, idempotency records, profile,
+//!    grants, webhooks, API tokens, counters, sessions...), queues the
 //!    signed `user.deleted` event, and ends the job.
 //!
 //! A process killed anywhere in between finds the job at its next start and
 //! carries it on from the step it reached.
 
-pub mod revoke;
-
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
-use redb::{ReadableDatabase, ReadableTable, TableDefinition};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use self::revoke::{Outcome, Revoker, TokenToRevoke};
 use crate::archive::Archive;
 use crate::calendar::rfc3339;
 use crate::connectors::Registry;
-use crate::issuer::Issuer;
-use crate::store::{Store, now};
+use crate::oauth::revoke::{Outcome, Revoker, TokenToRevoke};
+use crate::store::records::{Bytes, Records, Space, Text, Writer};
+use crate::store::{Counted, Store, UserData, now};
 use crate::webhooks::{Target, Webhooks};
 
 /// `user` → a [`Job`], sealed with the master key.
-const DELETIONS: TableDefinition<&str, &[u8]> = TableDefinition::new("deletions");
+pub(crate) const DELETIONS: Space<Text, Bytes> = Space::new("deletions");
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -71,8 +69,9 @@ pub struct Deletions {
     archive: Arc<Archive>,
     webhooks: Arc<Webhooks>,
     registry: Arc<Registry>,
-    issuer: Arc<Issuer>,
     revoker: Arc<Revoker>,
+    /// Every space holding a user's records (`crate::user_data`).
+    user_data: Vec<UserData>,
 }
 
 impl Deletions {
@@ -81,33 +80,24 @@ impl Deletions {
         archive: Arc<Archive>,
         webhooks: Arc<Webhooks>,
         registry: Arc<Registry>,
-        issuer: Arc<Issuer>,
         revoker: Revoker,
+        user_data: Vec<UserData>,
     ) -> Result<Deletions> {
-        let txn = store.db().begin_write()?;
-        txn.open_table(DELETIONS)?;
-        revoke::create_tables(&txn)?;
-        txn.commit()?;
         Ok(Deletions {
             store,
             archive,
             webhooks,
             registry,
-            issuer,
             revoker: Arc::new(revoker),
+            user_data,
         })
     }
 
     /// Users whose deletion began and did not finish (a previous process
     /// stopped midway): block them, then call [`Deletions::run`] for each.
     pub fn unfinished(&self) -> Result<Vec<String>> {
-        let txn = self.store.db().begin_read()?;
-        let table = txn.open_table(DELETIONS)?;
-        let mut users = Vec::new();
-        for row in table.iter()? {
-            users.push(row?.0.value().to_string());
-        }
-        Ok(users)
+        let jobs = self.store.read()?.all_in(&DELETIONS, ..)?;
+        Ok(jobs.into_iter().map(|(user, _)| user).collect())
     }
 
     /// The vendors' revocation calls (the dashboard's disconnect uses them).
@@ -133,10 +123,10 @@ impl Deletions {
         if job.stage == Stage::Revoking {
             self.revoke_all(&mut job).await?;
             failpoint("deletion:revoked");
-            let txn = self.store.db().begin_write()?;
-            self.store.destroy_data_key_in(&txn, user_id)?;
+            let mut txn = self.store.write()?;
+            self.store.destroy_data_key_in(&mut txn, user_id)?;
             job.stage = Stage::KeyDestroyed;
-            self.save_in(&txn, &job)?;
+            self.save_in(&mut txn, &job)?;
             txn.commit()?;
             failpoint("deletion:key-destroyed");
         }
@@ -178,8 +168,8 @@ impl Deletions {
             queued: 0,
             targets: self.webhooks.targets_of(user_id)?,
         };
-        let txn = self.store.db().begin_write()?;
-        self.save_in(&txn, &job)?;
+        let mut txn = self.store.write()?;
+        self.save_in(&mut txn, &job)?;
         txn.commit()?;
         Ok(job)
     }
@@ -192,7 +182,7 @@ impl Deletions {
                 continue;
             }
             let outcome = self.revoker.revoke(&job.tokens[i]).await;
-            let txn = self.store.db().begin_write()?;
+            let mut txn = self.store.write()?;
             match &outcome {
                 Outcome::Revoked | Outcome::AlreadyInvalid => job.revoked += 1,
                 Outcome::Unsupported => {
@@ -200,12 +190,13 @@ impl Deletions {
                 }
                 Outcome::Failed(reason) => {
                     tracing::warn!(connector = %job.tokens[i].connector, %reason, "token revocation failed; queued for retry");
-                    self.revoker.queue_in(&self.store, &txn, &job.tokens[i])?;
+                    self.revoker
+                        .queue_in(&self.store, &mut txn, &job.tokens[i])?;
                     job.queued += 1;
                 }
             }
             job.tokens[i].done = true;
-            self.save_in(&txn, job)?;
+            self.save_in(&mut txn, job)?;
             txn.commit()?;
         }
         Ok(())
@@ -215,22 +206,24 @@ impl Deletions {
     /// queued, the job ends.
     fn remove_everything(&self, job: &Job) -> Result<Report> {
         let user_id = job.user_id.as_str();
-        let txn = self.store.db().begin_write()?;
-        let removed = self.store.remove_user_in(&txn, user_id)?;
-        let (entries, _history) = self.archive.remove_user_in(&txn, user_id)?;
-        let webhooks = self.webhooks.remove_user_in(&txn, user_id)?;
-        // Assistants' refresh tokens (and the API tokens they issued).
-        self.issuer.remove_user_in(&txn, user_id)?;
-        // Dashboard sessions and single sign-on links.
-        crate::dashboard::remove_user_in(&txn, user_id)?;
-        let report = Report {
+        let mut txn = self.store.write()?;
+        let mut report = Report {
             oauth_tokens_revoked: job.revoked,
             oauth_revocations_pending: job.queued,
             query_history_deleted: true,
-            archive_entries_removed: entries,
-            webhooks_unregistered: webhooks,
-            profile_deleted: removed.profile,
+            archive_entries_removed: 0,
+            webhooks_unregistered: 0,
+            profile_deleted: false,
         };
+        for data in &self.user_data {
+            let removed = data.remove(&mut txn, user_id)?;
+            match data.counted {
+                Counted::Nothing => {}
+                Counted::Profile => report.profile_deleted |= removed > 0,
+                Counted::ArchiveEntries => report.archive_entries_removed += removed,
+                Counted::Webhooks => report.webhooks_unregistered += removed,
+            }
+        }
         let mut targets = self.webhooks.operator_targets();
         targets.extend(job.targets.iter().cloned());
         let data = json!({
@@ -239,35 +232,31 @@ impl Deletions {
             "details": report,
         });
         self.webhooks
-            .enqueue_in(&txn, "user.deleted", data, &targets)?;
-        txn.open_table(DELETIONS)?.remove(user_id)?;
+            .enqueue_in(&mut txn, "user.deleted", data, &targets)?;
+        txn.remove(&DELETIONS, user_id)?;
         txn.commit()?;
+        // What memory holds of the user goes after the commit.
+        self.store.forget_data_key(user_id);
+        self.archive.forget(user_id);
         Ok(report)
     }
 
     fn load(&self, user_id: &str) -> Result<Option<Job>> {
-        let txn = self.store.db().begin_read()?;
-        let table = txn.open_table(DELETIONS)?;
-        let Some(sealed) = table.get(user_id)? else {
+        let Some(sealed) = self.store.read()?.get(&DELETIONS, user_id)? else {
             return Ok(None);
         };
-        let plain = self
-            .store
-            .master()
-            .decrypt(&record_id(user_id), sealed.value())?;
+        let plain = self.store.master().decrypt(&record_id(user_id), &sealed)?;
         Ok(Some(
             serde_json::from_slice(&plain).context("reading a deletion job")?,
         ))
     }
 
-    fn save_in(&self, txn: &redb::WriteTransaction, job: &Job) -> Result<()> {
+    fn save_in(&self, txn: &mut Writer, job: &Job) -> Result<()> {
         let sealed = self
             .store
             .master()
             .encrypt(&record_id(&job.user_id), &serde_json::to_vec(job)?);
-        txn.open_table(DELETIONS)?
-            .insert(job.user_id.as_str(), sealed.as_slice())?;
-        Ok(())
+        txn.put(&DELETIONS, &job.user_id, &sealed)
     }
 }
 
@@ -277,11 +266,12 @@ fn record_id(user_id: &str) -> String {
 
 /// Crash testing: `QUARRY_FAILPOINT=deletion:revoked` (say) makes the
 /// process kill itself with SIGKILL when the deletion reaches that point,
-/// as a power cut would. Unset in normal operation: this is one compare.
+/// as a power cut would. Only in binaries built with the `failpoints`
+/// feature (the tests'); elsewhere this is nothing.
+#[cfg(feature = "failpoints")]
 fn failpoint(name: &str) {
     if std::env::var("QUARRY_FAILPOINT").is_ok_and(|v| v == name) {
         tracing::error!(failpoint = name, "failpoint reached: killing the process");
-        #[cfg(unix)]
         // SAFETY: sending a signal to ourselves has no memory effects.
         unsafe {
             libc::kill(libc::getpid(), libc::SIGKILL);
@@ -289,3 +279,6 @@ fn failpoint(name: &str) {
         std::process::abort();
     }
 }
+
+#[cfg(not(feature = "failpoints"))]
+fn failpoint(_name: &str) {}

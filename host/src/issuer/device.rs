@@ -4,27 +4,25 @@ use anyhow::Result;
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64URL;
 use rand::Rng;
-use redb::{ReadableDatabase, ReadableTable, TableDefinition, WriteTransaction};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::{DEVICE_CODE_SECONDS, Issued, Issuer, POLL_INTERVAL_SECONDS};
-use crate::store::now;
+use crate::store::records::{Bytes, Records, Space, Text, Writer};
+use crate::store::{Counted, UserData, now};
 
 /// SHA-256 of the device code → [`DeviceRecord`].
-const DEVICE_CODES: TableDefinition<&str, &[u8]> = TableDefinition::new("device_codes");
+const DEVICE_CODES: Space<Text, Bytes> = Space::new("device_codes");
 /// User code (normalised) → SHA-256 of its device code.
-const USER_CODES: TableDefinition<&str, &str> = TableDefinition::new("device_user_codes");
+pub(crate) const USER_CODES: Space<Text, Text> = Space::new("device_user_codes");
+
+/// A code the user approved names them until the assistant polls it.
+pub(super) const USER_DATA: UserData =
+    UserData::custom(DEVICE_CODES.name(), remove_approved_by, Counted::Nothing);
 
 /// Letters a person reads and types without confusion (RFC 8628 §6.1: no
 /// vowels, so no words; no look-alikes).
 const USER_CODE_ALPHABET: &[u8] = b"BCDFGHJKLMNPQRSTVWXZ";
-
-pub(super) fn create_tables(txn: &WriteTransaction) -> Result<()> {
-    txn.open_table(DEVICE_CODES)?;
-    txn.open_table(USER_CODES)?;
-    Ok(())
-}
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct DeviceRecord {
@@ -87,14 +85,10 @@ impl Issuer {
             state: State::Pending,
         };
         let hash = digest(&device_code);
-        let txn = self.store.db().begin_write()?;
-        {
-            let mut codes = txn.open_table(DEVICE_CODES)?;
-            codes.insert(hash.as_str(), serde_json::to_vec(&record)?.as_slice())?;
-            txn.open_table(USER_CODES)?
-                .insert(normalise(&user_code).as_str(), hash.as_str())?;
-            forget_expired(&mut codes)?;
-        }
+        let mut txn = self.store.write()?;
+        put_record(&mut txn, &hash, &record)?;
+        txn.put(&USER_CODES, &normalise(&user_code), &hash)?;
+        forget_expired(&mut txn)?;
         txn.commit()?;
         Ok(DeviceStart {
             device_code,
@@ -108,52 +102,38 @@ impl Issuer {
     /// `slow_down` and a longer interval; success consumes the code.
     pub fn poll_device(&self, device_code: &str, client_id: &str) -> Result<Poll> {
         let hash = digest(device_code);
-        let txn = self.store.db().begin_write()?;
-        let outcome = {
-            let mut codes = txn.open_table(DEVICE_CODES)?;
-            let record: Option<DeviceRecord> = match codes.get(hash.as_str())? {
-                Some(bytes) => Some(serde_json::from_slice(bytes.value())?),
-                None => None,
-            };
-            match record {
-                None => Poll::InvalidGrant,
-                Some(record) if record.client_id != client_id => Poll::InvalidGrant,
-                Some(record) if now() >= record.expires_at => {
-                    codes.remove(hash.as_str())?;
-                    txn.open_table(USER_CODES)?
-                        .remove(normalise(&record.user_code).as_str())?;
-                    Poll::Expired
-                }
-                Some(mut record) => {
-                    let too_soon = record
-                        .last_poll_at
-                        .is_some_and(|last| now() - last < record.interval);
-                    record.last_poll_at = Some(now());
-                    match &record.state {
-                        State::Approved { user_id } => {
-                            let user_id = user_id.clone();
-                            codes.remove(hash.as_str())?;
-                            txn.open_table(USER_CODES)?
-                                .remove(normalise(&record.user_code).as_str())?;
-                            drop(codes);
-                            txn.commit()?;
-                            return Ok(Poll::Issued(self.issue(&user_id, client_id)?));
-                        }
-                        State::Denied => {
-                            codes.remove(hash.as_str())?;
-                            txn.open_table(USER_CODES)?
-                                .remove(normalise(&record.user_code).as_str())?;
-                            Poll::Denied
-                        }
-                        State::Pending if too_soon => {
-                            record.interval += 5;
-                            codes.insert(hash.as_str(), serde_json::to_vec(&record)?.as_slice())?;
-                            Poll::SlowDown
-                        }
-                        State::Pending => {
-                            codes.insert(hash.as_str(), serde_json::to_vec(&record)?.as_slice())?;
-                            Poll::Pending
-                        }
+        let mut txn = self.store.write()?;
+        let outcome = match record(&txn, &hash)? {
+            None => Poll::InvalidGrant,
+            Some(record) if record.client_id != client_id => Poll::InvalidGrant,
+            Some(record) if now() >= record.expires_at => {
+                remove_code(&mut txn, &hash, &record)?;
+                Poll::Expired
+            }
+            Some(mut record) => {
+                let too_soon = record
+                    .last_poll_at
+                    .is_some_and(|last| now() - last < record.interval);
+                record.last_poll_at = Some(now());
+                match &record.state {
+                    State::Approved { user_id } => {
+                        let user_id = user_id.clone();
+                        remove_code(&mut txn, &hash, &record)?;
+                        txn.commit()?;
+                        return Ok(Poll::Issued(self.issue(&user_id, client_id)?));
+                    }
+                    State::Denied => {
+                        remove_code(&mut txn, &hash, &record)?;
+                        Poll::Denied
+                    }
+                    State::Pending if too_soon => {
+                        record.interval += 5;
+                        put_record(&mut txn, &hash, &record)?;
+                        Poll::SlowDown
+                    }
+                    State::Pending => {
+                        put_record(&mut txn, &hash, &record)?;
+                        Poll::Pending
                     }
                 }
             }
@@ -164,19 +144,13 @@ impl Issuer {
 
     /// The code a user typed, if it is waiting for approval.
     pub fn pending_device(&self, user_code: &str) -> Result<Option<PendingDevice>> {
-        let txn = self.store.db().begin_read()?;
-        let Some(hash) = txn
-            .open_table(USER_CODES)?
-            .get(normalise(user_code).as_str())?
-            .map(|h| h.value().to_string())
-        else {
+        let txn = self.store.read()?;
+        let Some(hash) = txn.get(&USER_CODES, &normalise(user_code))? else {
             return Ok(None);
         };
-        let table = txn.open_table(DEVICE_CODES)?;
-        let Some(bytes) = table.get(hash.as_str())?.map(|b| b.value().to_vec()) else {
+        let Some(record) = record(&txn, &hash)? else {
             return Ok(None);
         };
-        let record: DeviceRecord = serde_json::from_slice(&bytes)?;
         Ok(
             (record.state == State::Pending && now() < record.expires_at).then_some(
                 PendingDevice {
@@ -191,49 +165,67 @@ impl Issuer {
     /// The signed-in user approves (or denies) the code they typed.
     /// Returns false when the code is unknown, expired or already decided.
     pub fn decide_device(&self, user_code: &str, user_id: &str, approve: bool) -> Result<bool> {
-        let txn = self.store.db().begin_write()?;
-        let decided = {
-            let users = txn.open_table(USER_CODES)?;
-            let hash = users
-                .get(normalise(user_code).as_str())?
-                .map(|h| h.value().to_string());
-            let mut codes = txn.open_table(DEVICE_CODES)?;
-            let record: Option<DeviceRecord> = match &hash {
-                Some(hash) => match codes.get(hash.as_str())? {
-                    Some(bytes) => Some(serde_json::from_slice(bytes.value())?),
-                    None => None,
-                },
-                None => None,
-            };
-            match (hash, record) {
-                (Some(hash), Some(mut record))
-                    if record.state == State::Pending && now() < record.expires_at =>
-                {
-                    record.state = if approve {
-                        State::Approved {
-                            user_id: user_id.to_string(),
-                        }
-                    } else {
-                        State::Denied
-                    };
-                    codes.insert(hash.as_str(), serde_json::to_vec(&record)?.as_slice())?;
-                    true
-                }
-                _ => false,
-            }
+        let mut txn = self.store.write()?;
+        let Some(hash) = txn.get(&USER_CODES, &normalise(user_code))? else {
+            return Ok(false);
         };
+        let Some(mut record) = record(&txn, &hash)? else {
+            return Ok(false);
+        };
+        if record.state != State::Pending || now() >= record.expires_at {
+            return Ok(false);
+        }
+        record.state = if approve {
+            State::Approved {
+                user_id: user_id.to_string(),
+            }
+        } else {
+            State::Denied
+        };
+        put_record(&mut txn, &hash, &record)?;
         txn.commit()?;
-        Ok(decided)
+        Ok(true)
     }
 }
 
+fn record(txn: &impl Records, hash: &str) -> Result<Option<DeviceRecord>> {
+    let bytes = txn.get(&DEVICE_CODES, hash)?;
+    Ok(bytes.map(|b| serde_json::from_slice(&b)).transpose()?)
+}
+
+fn put_record(txn: &mut Writer, hash: &str, record: &DeviceRecord) -> Result<()> {
+    txn.put(&DEVICE_CODES, hash, &serde_json::to_vec(record)?)
+}
+
+/// A code is used up (or expired): it and its user code go.
+fn remove_code(txn: &mut Writer, hash: &str, record: &DeviceRecord) -> Result<()> {
+    txn.remove(&DEVICE_CODES, hash)?;
+    txn.remove(&USER_CODES, &normalise(&record.user_code))?;
+    Ok(())
+}
+
 /// Drops device codes that expired long ago (nobody polled them to the end).
-fn forget_expired(codes: &mut redb::Table<'_, &'static str, &'static [u8]>) -> Result<()> {
+fn forget_expired(txn: &mut Writer) -> Result<()> {
     let cutoff = now() - DEVICE_CODE_SECONDS;
-    codes.retain(|_, bytes| {
-        serde_json::from_slice::<DeviceRecord>(bytes).is_ok_and(|r| r.expires_at > cutoff)
+    txn.retain(&DEVICE_CODES, .., |_, bytes| {
+        serde_json::from_slice::<DeviceRecord>(&bytes).is_ok_and(|r| r.expires_at > cutoff)
     })?;
     Ok(())
+}
+
+/// Codes a deleted user approved and no assistant has collected yet.
+fn remove_approved_by(txn: &mut Writer, user_id: &str) -> Result<u64> {
+    let mut theirs = Vec::new();
+    for (hash, bytes) in txn.all_in(&DEVICE_CODES, ..)? {
+        let record: DeviceRecord = serde_json::from_slice(&bytes)?;
+        if matches!(&record.state, State::Approved { user_id: id } if id == user_id) {
+            theirs.push((hash, record));
+        }
+    }
+    for (hash, record) in &theirs {
+        remove_code(txn, hash, record)?;
+    }
+    Ok(theirs.len() as u64)
 }
 
 /// `XXXX-XXXX` from [`USER_CODE_ALPHABET`]: 20^8 ≈ 2^34.6 codes, for a

@@ -9,7 +9,6 @@
 //! is stored as its SHA-256 only.
 
 mod device;
-pub mod http;
 mod refresh;
 
 use std::sync::Arc;
@@ -18,7 +17,15 @@ use anyhow::Result;
 
 pub use self::device::{DeviceStart, PendingDevice, Poll};
 pub use self::refresh::Renewal;
-use crate::store::Store;
+use crate::store::{Store, UserData};
+
+/// The issuer's user data: codes the user approved, then the refresh
+/// token families (with the API tokens they issued).
+pub const USER_DATA: &[UserData] = &[
+    device::USER_DATA,
+    refresh::USER_DATA[0],
+    refresh::USER_DATA[1],
+];
 
 /// How long a device code can be approved.
 pub const DEVICE_CODE_SECONDS: i64 = 600;
@@ -45,10 +52,6 @@ pub struct Issued {
 
 impl Issuer {
     pub fn new(store: Arc<Store>, token_ttl_seconds: u64, https: bool) -> Result<Issuer> {
-        let txn = store.db().begin_write()?;
-        device::create_tables(&txn)?;
-        refresh::create_tables(&txn)?;
-        txn.commit()?;
         Ok(Issuer {
             store,
             token_ttl_seconds,

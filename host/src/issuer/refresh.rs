@@ -5,26 +5,31 @@
 //! refresh token rotation).
 
 use anyhow::Result;
-use redb::{ReadableTable, TableDefinition, WriteTransaction};
 use serde::{Deserialize, Serialize};
 
 use super::device::{digest, random_token};
 use super::{Issued, Issuer, REFRESH_TOKEN_SECONDS};
 use crate::secret::Secret;
-use crate::store::{Store, now, random_hex, token_hash};
+use crate::store::records::{Bytes, Records, Space, Text, Writer};
+use crate::store::{Counted, Store, UserData, now, random_hex, revoke_token_hash_in, token_hash};
 
 /// SHA-256 of a refresh token → [`RefreshRecord`].
-const REFRESH_TOKENS: TableDefinition<&str, &[u8]> = TableDefinition::new("refresh_tokens");
+const REFRESH_TOKENS: Space<Text, Bytes> = Space::new("refresh_tokens");
 /// Family id → [`Family`].
-const FAMILIES: TableDefinition<&str, &[u8]> = TableDefinition::new("refresh_families");
+const FAMILIES: Space<Text, Bytes> = Space::new("refresh_families");
+
+/// A user's refresh tokens are found through their families: the tokens
+/// go first, then the families (with the API tokens they issued).
+pub(super) const USER_DATA: [UserData; 2] = [
+    UserData::custom(
+        REFRESH_TOKENS.name(),
+        remove_refresh_tokens,
+        Counted::Nothing,
+    ),
+    UserData::custom(FAMILIES.name(), remove_families, Counted::Nothing),
+];
 
 pub const REFRESH_PREFIX: &str = "qr_";
-
-pub(super) fn create_tables(txn: &WriteTransaction) -> Result<()> {
-    txn.open_table(REFRESH_TOKENS)?;
-    txn.open_table(FAMILIES)?;
-    Ok(())
-}
 
 #[derive(Serialize, Deserialize)]
 struct RefreshRecord {
@@ -66,17 +71,13 @@ pub(super) fn start_family(
         refresh_hashes: Vec::new(),
         access_hashes: vec![token_hash(access_token)],
     };
-    let txn = store.db().begin_write()?;
-    let token = add_refresh_token(&txn, &family_id, family)?;
+    let mut txn = store.write()?;
+    let token = add_refresh_token(&mut txn, &family_id, family)?;
     txn.commit()?;
     Ok(token)
 }
 
-fn add_refresh_token(
-    txn: &WriteTransaction,
-    family_id: &str,
-    mut family: Family,
-) -> Result<Secret> {
+fn add_refresh_token(txn: &mut Writer, family_id: &str, mut family: Family) -> Result<Secret> {
     let token = format!("{REFRESH_PREFIX}{}", random_token(32));
     let hash = digest(&token);
     let record = RefreshRecord {
@@ -84,12 +85,24 @@ fn add_refresh_token(
         expires_at: now() + REFRESH_TOKEN_SECONDS,
         used: false,
     };
-    txn.open_table(REFRESH_TOKENS)?
-        .insert(hash.as_str(), serde_json::to_vec(&record)?.as_slice())?;
+    txn.put(&REFRESH_TOKENS, &hash, &serde_json::to_vec(&record)?)?;
     family.refresh_hashes.push(hash);
-    txn.open_table(FAMILIES)?
-        .insert(family_id, serde_json::to_vec(&family)?.as_slice())?;
+    put_family(txn, family_id, &family)?;
     Ok(Secret::new(token))
+}
+
+fn put_family(txn: &mut Writer, family_id: &str, family: &Family) -> Result<()> {
+    txn.put(&FAMILIES, family_id, &serde_json::to_vec(family)?)
+}
+
+fn family(txn: &impl Records, family_id: &str) -> Result<Option<Family>> {
+    let bytes = txn.get(&FAMILIES, family_id)?;
+    Ok(bytes.map(|b| serde_json::from_slice(&b)).transpose()?)
+}
+
+fn refresh_record(txn: &impl Records, hash: &str) -> Result<Option<RefreshRecord>> {
+    let bytes = txn.get(&REFRESH_TOKENS, hash)?;
+    Ok(bytes.map(|b| serde_json::from_slice(&b)).transpose()?)
 }
 
 impl Issuer {
@@ -97,25 +110,16 @@ impl Issuer {
     /// token; the old one stops working.
     pub fn refresh(&self, refresh_token: &str, client_id: &str) -> Result<Renewal> {
         let hash = digest(refresh_token);
-        let txn = self.store.db().begin_write()?;
-        let record: Option<RefreshRecord> =
-            match txn.open_table(REFRESH_TOKENS)?.get(hash.as_str())? {
-                Some(bytes) => Some(serde_json::from_slice(bytes.value())?),
-                None => None,
-            };
-        let Some(mut record) = record else {
+        let mut txn = self.store.write()?;
+        let Some(mut record) = refresh_record(&txn, &hash)? else {
             return Ok(Renewal::InvalidGrant);
         };
-        let family: Option<Family> = match txn.open_table(FAMILIES)?.get(record.family.as_str())? {
-            Some(bytes) => Some(serde_json::from_slice(bytes.value())?),
-            None => None,
-        };
-        let Some(family) = family else {
+        let Some(family) = family(&txn, &record.family)? else {
             return Ok(Renewal::InvalidGrant);
         };
         if record.used {
             tracing::warn!(family = %record.family, "a used refresh token came back: revoking its family");
-            self.revoke_family_in(&txn, &record.family)?;
+            revoke_family_in(&mut txn, &record.family)?;
             txn.commit()?;
             return Ok(Renewal::InvalidGrant);
         }
@@ -126,10 +130,9 @@ impl Issuer {
             return Ok(Renewal::InvalidGrant);
         }
         record.used = true;
-        txn.open_table(REFRESH_TOKENS)?
-            .insert(hash.as_str(), serde_json::to_vec(&record)?.as_slice())?;
+        txn.put(&REFRESH_TOKENS, &hash, &serde_json::to_vec(&record)?)?;
         let user_id = family.user_id.clone();
-        let new_refresh = add_refresh_token(&txn, &record.family, family)?;
+        let new_refresh = add_refresh_token(&mut txn, &record.family, family)?;
         txn.commit()?;
         let (access_token, _) = self.store.issue_token(&user_id, self.token_ttl_seconds)?;
         self.remember_access_token(&record.family, access_token.expose())?;
@@ -141,34 +144,21 @@ impl Issuer {
     }
 
     fn remember_access_token(&self, family_id: &str, token: &str) -> Result<()> {
-        let txn = self.store.db().begin_write()?;
-        {
-            let mut families = txn.open_table(FAMILIES)?;
-            let family: Option<Family> = match families.get(family_id)? {
-                Some(bytes) => Some(serde_json::from_slice(bytes.value())?),
-                None => None,
-            };
-            if let Some(mut family) = family {
-                family.access_hashes.push(token_hash(token));
-                families.insert(family_id, serde_json::to_vec(&family)?.as_slice())?;
-            }
+        let mut txn = self.store.write()?;
+        if let Some(mut family) = family(&txn, family_id)? {
+            family.access_hashes.push(token_hash(token));
+            put_family(&mut txn, family_id, &family)?;
         }
-        txn.commit()?;
-        Ok(())
+        txn.commit()
     }
 
     /// RFC 7009: revokes a refresh token (with its family and the API tokens
     /// it issued) or an API token. Unknown tokens are not an error.
     pub fn revoke(&self, token: &str) -> Result<()> {
         if token.starts_with(REFRESH_PREFIX) {
-            let txn = self.store.db().begin_write()?;
-            let family = txn
-                .open_table(REFRESH_TOKENS)?
-                .get(digest(token).as_str())?
-                .and_then(|bytes| serde_json::from_slice::<RefreshRecord>(bytes.value()).ok())
-                .map(|r| r.family);
-            if let Some(family) = family {
-                self.revoke_family_in(&txn, &family)?;
+            let mut txn = self.store.write()?;
+            if let Some(record) = refresh_record(&txn, &digest(token))? {
+                revoke_family_in(&mut txn, &record.family)?;
             }
             txn.commit()?;
         } else {
@@ -176,42 +166,51 @@ impl Issuer {
         }
         Ok(())
     }
+}
 
-    fn revoke_family_in(&self, txn: &WriteTransaction, family_id: &str) -> Result<()> {
-        let family: Option<Family> = match txn.open_table(FAMILIES)?.remove(family_id)? {
-            Some(bytes) => Some(serde_json::from_slice(bytes.value())?),
-            None => None,
-        };
-        if let Some(family) = family {
-            let mut tokens = txn.open_table(REFRESH_TOKENS)?;
-            for hash in &family.refresh_hashes {
-                tokens.remove(hash.as_str())?;
-            }
-            for hash in &family.access_hashes {
-                self.store.revoke_token_hash_in(txn, hash)?;
-            }
-        }
-        Ok(())
+/// Removes a family, its refresh tokens and the API tokens it issued.
+fn revoke_family_in(txn: &mut Writer, family_id: &str) -> Result<()> {
+    let Some(family) = txn.remove(&FAMILIES, family_id)? else {
+        return Ok(());
+    };
+    let family: Family = serde_json::from_slice(&family)?;
+    for hash in &family.refresh_hashes {
+        txn.remove(&REFRESH_TOKENS, hash)?;
     }
+    for hash in &family.access_hashes {
+        revoke_token_hash_in(txn, hash)?;
+    }
+    Ok(())
+}
 
-    /// Removes a deleted user's families inside the deletion's transaction.
-    pub fn remove_user_in(&self, txn: &WriteTransaction, user_id: &str) -> Result<u64> {
-        let theirs: Vec<String> = {
-            let families = txn.open_table(FAMILIES)?;
-            let mut out = Vec::new();
-            for row in families.iter()? {
-                let (id, bytes) = row?;
-                if serde_json::from_slice::<Family>(bytes.value())
-                    .is_ok_and(|f| f.user_id == user_id)
-                {
-                    out.push(id.value().to_string());
-                }
-            }
-            out
-        };
-        for family in &theirs {
-            self.revoke_family_in(txn, family)?;
+/// The ids and records of a user's families.
+fn families_of(txn: &Writer, user_id: &str) -> Result<Vec<(String, Family)>> {
+    let mut theirs = Vec::new();
+    for (id, bytes) in txn.all_in(&FAMILIES, ..)? {
+        if let Ok(family) = serde_json::from_slice::<Family>(&bytes)
+            && family.user_id == user_id
+        {
+            theirs.push((id, family));
         }
-        Ok(theirs.len() as u64)
     }
+    Ok(theirs)
+}
+
+fn remove_refresh_tokens(txn: &mut Writer, user_id: &str) -> Result<u64> {
+    let mut removed = 0;
+    for (_, family) in families_of(txn, user_id)? {
+        for hash in &family.refresh_hashes {
+            removed += u64::from(txn.remove(&REFRESH_TOKENS, hash)?.is_some());
+        }
+    }
+    Ok(removed)
+}
+
+/// Removes a deleted user's families (and the API tokens they issued).
+fn remove_families(txn: &mut Writer, user_id: &str) -> Result<u64> {
+    let theirs = families_of(txn, user_id)?;
+    for (id, _) in &theirs {
+        revoke_family_in(txn, id)?;
+    }
+    Ok(theirs.len() as u64)
 }

@@ -5,14 +5,9 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
-use anyhow::{Context, Result};
-use serde::Deserialize;
-
-use crate::config::OAuthClient;
+use super::{RefreshFailure as Failure, Vendors};
 use crate::connectors::Registry;
-use crate::secret::Secret;
 use crate::store::{Grant, GrantStatus, Store, now};
 
 type FlightLock = Arc<tokio::sync::Mutex<()>>;
@@ -23,39 +18,17 @@ const MARGIN_SECONDS: i64 = 120;
 pub struct Refresher {
     store: Arc<Store>,
     registry: Arc<Registry>,
-    client: reqwest::Client,
-    clients: std::collections::BTreeMap<String, OAuthClient>,
+    vendors: Arc<Vendors>,
     /// One lock per `(user, connector)`: the single flight.
     in_flight: Mutex<HashMap<(String, String), FlightLock>>,
 }
 
-#[derive(Deserialize)]
-struct TokenResponse {
-    access_token: String,
-    refresh_token: Option<String>,
-    expires_in: Option<i64>,
-}
-
-/// Why a refresh did not give a new token.
-enum Failure {
-    /// The vendor refused the refresh token: only the user can fix it.
-    Refused(String),
-    /// Worth trying again at the next query (network, 5xx, 429).
-    Transient(String),
-}
-
 impl Refresher {
-    pub fn new(
-        store: Arc<Store>,
-        registry: Arc<Registry>,
-        client: reqwest::Client,
-        clients: std::collections::BTreeMap<String, OAuthClient>,
-    ) -> Refresher {
+    pub fn new(store: Arc<Store>, registry: Arc<Registry>, vendors: Arc<Vendors>) -> Refresher {
         Refresher {
             store,
             registry,
-            client,
-            clients,
+            vendors,
             in_flight: Mutex::default(),
         }
     }
@@ -123,59 +96,25 @@ impl Refresher {
                 ))
             };
         };
-        let token_url = self
+        let connector_now = self
             .registry
             .get(connector)
-            .and_then(|c| c.manifest.oauth.as_ref().map(|o| o.token_url.clone()))
-            .ok_or_else(|| Failure::Transient("the connector names no token endpoint".into()))?;
-        // Zendesk's endpoint is on the account's subdomain (a setting).
-        let token_url = crate::connectors::manifest::fill_endpoint(&token_url, &grant.settings)
-            .map_err(Failure::Refused)?;
-        let mut form = vec![
-            ("grant_type", "refresh_token".to_string()),
-            ("refresh_token", refresh_token.expose().to_string()),
-        ];
-        if let Some(client) = self.clients.get(connector) {
-            form.push(("client_id", client.client_id.clone()));
-            form.push(("client_secret", client.client_secret.expose().to_string()));
-        }
-        let response = self
-            .client
-            .post(&token_url)
-            .header("Accept", "application/json")
-            .form(&form)
-            .timeout(Duration::from_secs(10))
-            .send()
-            .await
-            .map_err(|e| Failure::Transient(format!("{e}")))?;
-        let status = response.status();
-        if status.is_server_error() || status.as_u16() == 429 {
-            return Err(Failure::Transient(format!("the vendor answered {status}")));
-        }
-        if !status.is_success() {
-            return Err(Failure::Refused(format!("the vendor answered {status}")));
-        }
-        let body: serde_json::Value = response
-            .json()
-            .await
-            .context("the token response")
-            .map_err(|e| Failure::Transient(format!("{e:#}")))?;
-        // Slack answers 200 with `ok: false` and an `error`.
-        if body.get("access_token").is_none()
-            && let Some(error) = body.get("error")
-        {
-            return Err(Failure::Refused(format!("the vendor answered {error}")));
-        }
-        let body: TokenResponse = serde_json::from_value(body)
-            .map_err(|e| Failure::Transient(format!("the token response: {e}")))?;
+            .ok_or_else(|| Failure::Transient("the connector is not loaded".into()))?;
+        let oauth =
+            connector_now.manifest.oauth.as_ref().ok_or_else(|| {
+                Failure::Transient("the connector names no token endpoint".into())
+            })?;
+        let renewed = self
+            .vendors
+            .refresh(connector, oauth, &grant.settings, refresh_token)
+            .await?;
         Ok(Grant {
-            access_token: Secret::new(body.access_token),
+            access_token: renewed.access_token,
             // Vendors that rotate refresh tokens send a new one.
-            refresh_token: body
+            refresh_token: renewed
                 .refresh_token
-                .map(Secret::new)
                 .or_else(|| grant.refresh_token.clone()),
-            expires_at: body.expires_in.map(|s| now() + s),
+            expires_at: renewed.expires_in.map(|s| now() + s),
             status: GrantStatus::Connected,
             ..grant.clone()
         })

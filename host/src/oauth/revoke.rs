@@ -1,7 +1,8 @@
 //! Revoking a user's OAuth tokens at the vendors, as each connector's
 //! manifest says (RFC 7009 form posts, a bearer call such as Slack's
 //! `auth.revoke`, or a JSON body such as GitHub's application API), and the
-//! durable queue that retries the revocations that failed.
+//! durable queue that retries the revocations that failed (a deletion's:
+//! its records are sealed with the master key, since the user's is gone).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -9,21 +10,16 @@ use std::time::Duration;
 use anyhow::Result;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as B64;
-use redb::{ReadableDatabase, ReadableTable, TableDefinition, WriteTransaction};
 use serde::{Deserialize, Serialize};
 
-use crate::config::OAuthClient;
+use super::Vendors;
 use crate::connectors::manifest::Revoke;
+use crate::store::records::{Bytes, Records, Space, Text, Writer};
 use crate::store::{Store, now, random_hex};
 
 /// `id` → a [`Pending`] revocation, sealed with the master key: the user's
 /// data key is gone by the time it is retried.
-const REVOCATIONS: TableDefinition<&str, &[u8]> = TableDefinition::new("pending_revocations");
-
-pub(super) fn create_tables(txn: &WriteTransaction) -> Result<()> {
-    txn.open_table(REVOCATIONS)?;
-    Ok(())
-}
+pub const REVOCATIONS: Space<Text, Bytes> = Space::new("pending_revocations");
 
 /// One token to revoke, and how.
 #[derive(Clone, Serialize, Deserialize)]
@@ -56,30 +52,21 @@ pub enum Outcome {
 }
 
 pub struct Revoker {
-    client: reqwest::Client,
-    clients: std::collections::BTreeMap<String, OAuthClient>,
+    vendors: Arc<Vendors>,
     /// Seconds between retries of a failed revocation; then it is dropped.
     schedule: Vec<u64>,
 }
 
 impl Revoker {
-    pub fn new(
-        client: reqwest::Client,
-        clients: std::collections::BTreeMap<String, OAuthClient>,
-        schedule: Vec<u64>,
-    ) -> Revoker {
-        Revoker {
-            client,
-            clients,
-            schedule,
-        }
+    pub fn new(vendors: Arc<Vendors>, schedule: Vec<u64>) -> Revoker {
+        Revoker { vendors, schedule }
     }
 
     pub async fn revoke(&self, token: &TokenToRevoke) -> Outcome {
         let Some(revoke) = &token.revoke else {
             return Outcome::Unsupported;
         };
-        let client = self.clients.get(&token.connector);
+        let client = self.vendors.clients.get(&token.connector);
         let url = match client {
             Some(c) => revoke.url.replace("{client_id}", &c.client_id),
             None => revoke.url.clone(),
@@ -90,7 +77,8 @@ impl Revoker {
             reqwest::Method::POST
         };
         let mut request = self
-            .client
+            .vendors
+            .http
             .request(method, &url)
             .timeout(Duration::from_secs(10));
         request = match revoke.style.as_str() {
@@ -117,12 +105,7 @@ impl Revoker {
     }
 
     /// Queues a failed revocation inside the caller's transaction.
-    pub fn queue_in(
-        &self,
-        store: &Store,
-        txn: &WriteTransaction,
-        token: &TokenToRevoke,
-    ) -> Result<()> {
+    pub fn queue_in(&self, store: &Store, txn: &mut Writer, token: &TokenToRevoke) -> Result<()> {
         let id = format!("rvk_{}", random_hex(8));
         let pending = Pending {
             token: token.clone(),
@@ -132,9 +115,7 @@ impl Revoker {
         let sealed = store
             .master()
             .encrypt(&record_id(&id), &serde_json::to_vec(&pending)?);
-        txn.open_table(REVOCATIONS)?
-            .insert(id.as_str(), sealed.as_slice())?;
-        Ok(())
+        txn.put(&REVOCATIONS, &id, &sealed)
     }
 
     fn delay(&self, attempt: usize) -> u64 {
@@ -155,47 +136,34 @@ impl Revoker {
     }
 
     async fn retry_due(&self, store: &Store) -> Result<()> {
-        let due: Vec<(String, Pending)> = {
-            let txn = store.db().begin_read()?;
-            let table = txn.open_table(REVOCATIONS)?;
-            let mut due = Vec::new();
-            for row in table.iter()? {
-                let (id, sealed) = row?;
-                let id = id.value().to_string();
-                let plain = store.master().decrypt(&record_id(&id), sealed.value())?;
-                let pending: Pending = serde_json::from_slice(&plain)?;
-                if pending.next_attempt_at <= now() {
-                    due.push((id, pending));
-                }
+        let mut due: Vec<(String, Pending)> = Vec::new();
+        for (id, sealed) in store.read()?.all_in(&REVOCATIONS, ..)? {
+            let plain = store.master().decrypt(&record_id(&id), &sealed)?;
+            let pending: Pending = serde_json::from_slice(&plain)?;
+            if pending.next_attempt_at <= now() {
+                due.push((id, pending));
             }
-            due
-        };
+        }
         for (id, mut pending) in due {
             let outcome = self.revoke(&pending.token).await;
-            let txn = store.db().begin_write()?;
-            {
-                let mut table = txn.open_table(REVOCATIONS)?;
-                match outcome {
-                    Outcome::Failed(reason)
-                        if (pending.attempts as usize) < self.schedule.len() =>
-                    {
-                        tracing::info!(connector = %pending.token.connector, attempt = pending.attempts, %reason, "token revocation failed; will retry");
-                        pending.next_attempt_at =
-                            now() + self.delay(pending.attempts as usize) as i64;
-                        pending.attempts += 1;
-                        let sealed = store
-                            .master()
-                            .encrypt(&record_id(&id), &serde_json::to_vec(&pending)?);
-                        table.insert(id.as_str(), sealed.as_slice())?;
-                    }
-                    Outcome::Failed(reason) => {
-                        tracing::error!(connector = %pending.token.connector, %reason, "token revocation gave up; revoke it at the vendor by hand");
-                        table.remove(id.as_str())?;
-                    }
-                    _ => {
-                        tracing::info!(connector = %pending.token.connector, "queued token revocation done");
-                        table.remove(id.as_str())?;
-                    }
+            let mut txn = store.write()?;
+            match outcome {
+                Outcome::Failed(reason) if (pending.attempts as usize) < self.schedule.len() => {
+                    tracing::info!(connector = %pending.token.connector, attempt = pending.attempts, %reason, "token revocation failed; will retry");
+                    pending.next_attempt_at = now() + self.delay(pending.attempts as usize) as i64;
+                    pending.attempts += 1;
+                    let sealed = store
+                        .master()
+                        .encrypt(&record_id(&id), &serde_json::to_vec(&pending)?);
+                    txn.put(&REVOCATIONS, &id, &sealed)?;
+                }
+                Outcome::Failed(reason) => {
+                    tracing::error!(connector = %pending.token.connector, %reason, "token revocation gave up; revoke it at the vendor by hand");
+                    txn.remove(&REVOCATIONS, &id)?;
+                }
+                _ => {
+                    tracing::info!(connector = %pending.token.connector, "queued token revocation done");
+                    txn.remove(&REVOCATIONS, &id)?;
                 }
             }
             txn.commit()?;
@@ -205,8 +173,7 @@ impl Revoker {
 
     /// Revocations still waiting (for tests and reports).
     pub fn queued(&self, store: &Store) -> Result<u64> {
-        let txn = store.db().begin_read()?;
-        Ok(txn.open_table(REVOCATIONS)?.iter()?.count() as u64)
+        store.read()?.count_in(&REVOCATIONS, ..)
     }
 }
 

@@ -35,7 +35,20 @@ use self::outbox::{Entry, Message};
 use self::registrations::Registration;
 use self::target::Policy;
 use crate::config::WebhookConfig;
-use crate::store::{Store, now, random_hex};
+use crate::store::records::Writer;
+use crate::store::{Counted, Store, UserData, now, random_hex};
+
+/// A user's webhook data: the deliveries that depend on their registrations
+/// (pending test events; the `user.deleted` snapshot deliveries are the
+/// master key's and stay), then the registrations.
+pub const USER_DATA: &[UserData] = &[
+    UserData::custom(
+        outbox::OUTBOX.name(),
+        outbox::remove_owner_in,
+        Counted::Nothing,
+    ),
+    registrations::USER_DATA,
+];
 
 /// Emitted when `DELETE /v1/delete_my_data` executes.
 pub const USER_DELETED: &str = "user.deleted";
@@ -104,10 +117,6 @@ impl Webhooks {
     /// Creates the tables and checks the operator's endpoints (a typo in a
     /// URL or a secret stops the server at start rather than losing events).
     pub fn new(store: Arc<Store>, config: WebhookConfig) -> Result<Webhooks> {
-        let txn = store.db().begin_write()?;
-        registrations::create_table(&txn)?;
-        outbox::create_tables(&txn)?;
-        txn.commit()?;
         let policy = Policy {
             allow_plain_http: config.allow_plain_http,
             allow_private: config.allow_private_targets,
@@ -185,7 +194,7 @@ impl Webhooks {
             created_at: now(),
             secret: signing::new_secret(),
         };
-        let txn = self.store.db().begin_write().map_err(anyhow::Error::from)?;
+        let mut txn = self.store.write()?;
         // Counted in the transaction that inserts: concurrent registrations
         // cannot both pass the limit.
         if registrations::count_in(&txn, user_id)? >= MAX_PER_USER {
@@ -193,8 +202,8 @@ impl Webhooks {
                 "a user can have at most {MAX_PER_USER} webhooks; delete one first (DELETE /webhooks/{{id}})"
             )));
         }
-        registrations::insert_in(&txn, &self.store, user_id, &registration)?;
-        txn.commit().map_err(anyhow::Error::from)?;
+        registrations::insert_in(&mut txn, &self.store, user_id, &registration)?;
+        txn.commit()?;
         tracing::info!(user = user_id, webhook = %registration.id, "webhook registered");
         Ok(registration)
     }
@@ -229,8 +238,8 @@ impl Webhooks {
             "webhook_id": webhook_id,
             "message": "A test event: this endpoint receives and can verify Quarry's webhooks.",
         });
-        let txn = self.store.db().begin_write()?;
-        let queued = self.queue_in(&txn, WEBHOOK_TEST, &data, &[target], Some(user_id))?;
+        let mut txn = self.store.write()?;
+        let queued = self.queue_in(&mut txn, WEBHOOK_TEST, &data, &[target], Some(user_id))?;
         txn.commit()?;
         self.wake();
         Ok(Some(queued))
@@ -257,20 +266,12 @@ impl Webhooks {
         self.operator.clone()
     }
 
-    /// Inside the caller's write transaction: removes every registration of
-    /// the user (and the deliveries that depend on them, such as pending
-    /// test events); returns how many registrations there were.
-    pub fn remove_user_in(&self, txn: &redb::WriteTransaction, user_id: &str) -> Result<u64> {
-        outbox::remove_owner_in(txn, user_id)?;
-        registrations::remove_user_in(txn, user_id)
-    }
-
     /// Inside the caller's write transaction: queues one event for each
     /// target (the list decides: no subscription check at delivery).
     /// Returns how many deliveries were queued.
     pub fn enqueue_in(
         &self,
-        txn: &redb::WriteTransaction,
+        txn: &mut Writer,
         event_type: &str,
         data: Value,
         targets: &[Target],
@@ -281,12 +282,12 @@ impl Webhooks {
 
     /// Deliveries not yet made (for tests and inspection).
     pub fn pending(&self) -> Result<Vec<Entry>> {
-        outbox::pending(self.store.db())
+        outbox::pending(&self.store)
     }
 
     /// Deliveries given up in the last 30 days.
     pub fn given_up(&self) -> Result<Vec<outbox::GivenUp>> {
-        outbox::given_up(self.store.db())
+        outbox::given_up(&self.store)
     }
 
     /// One message (one `webhook-id`, one body) and a delivery per target.
@@ -294,7 +295,7 @@ impl Webhooks {
     /// to the event when the delivery is made.
     fn queue_in(
         &self,
-        txn: &redb::WriteTransaction,
+        txn: &mut Writer,
         event_type: &str,
         data: &Value,
         targets: &[Target],

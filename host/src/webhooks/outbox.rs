@@ -9,18 +9,19 @@
 
 use anyhow::{Context, Result};
 use base64::engine::general_purpose::STANDARD as B64;
-use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition, WriteTransaction};
 use serde::{Deserialize, Serialize};
 
+use crate::store::Store;
 use crate::store::keys::MasterKey;
+use crate::store::records::{Bytes, Flow, Records, Space, Text, TimeText, Unit, Writer};
 
 /// Delivery id → [`Entry`] (JSON).
-const OUTBOX: TableDefinition<&str, &[u8]> = TableDefinition::new("webhook_outbox");
+pub(super) const OUTBOX: Space<Text, Bytes> = Space::new("webhook_outbox");
 /// (due time in Unix milliseconds, delivery id): the worker's queue, in
 /// the order it is due.
-const DUE: TableDefinition<(i64, &str), ()> = TableDefinition::new("webhook_outbox_due");
+pub(super) const DUE: Space<TimeText, Unit> = Space::new("webhook_outbox_due");
 /// Delivery id → [`GivenUp`] (JSON): deliveries that exhausted the schedule.
-const GIVEN_UP: TableDefinition<&str, &[u8]> = TableDefinition::new("webhook_given_up");
+pub(super) const GIVEN_UP: Space<Text, Bytes> = Space::new("webhook_given_up");
 
 /// How long given-up records are kept.
 const GIVEN_UP_TTL_SECONDS: i64 = 30 * 86_400;
@@ -72,13 +73,6 @@ pub struct GivenUp {
     pub given_up_at: i64,
 }
 
-pub fn create_tables(txn: &WriteTransaction) -> Result<()> {
-    txn.open_table(OUTBOX)?;
-    txn.open_table(DUE)?;
-    txn.open_table(GIVEN_UP)?;
-    Ok(())
-}
-
 fn record_id(delivery_id: &str) -> String {
     format!("webhook-outbox/{delivery_id}")
 }
@@ -95,131 +89,114 @@ pub fn unseal(master: &MasterKey, entry: &Entry) -> Result<Message> {
 }
 
 /// Queues an entry inside the caller's transaction.
-pub fn insert_in(txn: &WriteTransaction, entry: &Entry) -> Result<()> {
-    txn.open_table(OUTBOX)?
-        .insert(entry.id.as_str(), serde_json::to_vec(entry)?.as_slice())?;
-    txn.open_table(DUE)?
-        .insert((entry.due_ms, entry.id.as_str()), ())?;
-    Ok(())
+pub fn insert_in(txn: &mut Writer, entry: &Entry) -> Result<()> {
+    txn.put(&OUTBOX, &entry.id, &serde_json::to_vec(entry)?)?;
+    txn.put(&DUE, (entry.due_ms, &entry.id), ())
 }
 
 /// When the earliest entry is due, if any.
-pub fn next_due(db: &Database) -> Result<Option<i64>> {
-    let txn = db.begin_read()?;
-    let table = txn.open_table(DUE)?;
-    Ok(table.first()?.map(|(k, _)| k.value().0))
+pub fn next_due(store: &Store) -> Result<Option<i64>> {
+    let first = store.read()?.first_in(&DUE, ..)?;
+    Ok(first.map(|((due_ms, _), ())| due_ms))
 }
 
 /// Up to `limit` entries due at `now_ms`, earliest first.
-pub fn due(db: &Database, now_ms: i64, limit: usize) -> Result<Vec<Entry>> {
-    let txn = db.begin_read()?;
-    let due = txn.open_table(DUE)?;
-    let outbox = txn.open_table(OUTBOX)?;
+pub fn due(store: &Store, now_ms: i64, limit: usize) -> Result<Vec<Entry>> {
+    let txn = store.read()?;
+    let mut ids = Vec::new();
+    txn.each(
+        &DUE,
+        (i64::MIN, "")..(now_ms.saturating_add(1), ""),
+        |(_, id), ()| {
+            ids.push(id);
+            Ok(if ids.len() < limit {
+                Flow::Continue
+            } else {
+                Flow::Stop
+            })
+        },
+    )?;
     let mut out = Vec::new();
-    for item in due.range((i64::MIN, "")..(now_ms.saturating_add(1), ""))? {
-        if out.len() >= limit {
-            break;
-        }
-        let (key, _) = item?;
-        let (_, id) = key.value();
+    for id in ids {
         // An index entry without its record would be a bug; skip it rather
         // than stop every delivery behind it.
-        if let Some(bytes) = outbox.get(id)? {
-            out.push(serde_json::from_slice(bytes.value())?);
+        if let Some(bytes) = txn.get(&OUTBOX, &id)? {
+            out.push(serde_json::from_slice(&bytes)?);
         }
     }
     Ok(out)
 }
 
 /// Every pending entry (for tests and the operator's eyes).
-pub fn pending(db: &Database) -> Result<Vec<Entry>> {
-    let txn = db.begin_read()?;
-    let table = txn.open_table(OUTBOX)?;
-    table
-        .iter()?
-        .map(|item| Ok(serde_json::from_slice(item?.1.value())?))
+pub fn pending(store: &Store) -> Result<Vec<Entry>> {
+    all_of(store, &OUTBOX)
+}
+
+fn all_of<T: serde::de::DeserializeOwned>(
+    store: &Store,
+    space: &Space<Text, Bytes>,
+) -> Result<Vec<T>> {
+    let rows = store.read()?.all_in(space, ..)?;
+    rows.iter()
+        .map(|(_, bytes)| Ok(serde_json::from_slice(bytes)?))
         .collect()
 }
 
 /// Moves an entry to a new due time after a failed attempt. `entry` is the
 /// version read before the attempt (its `due_ms` is the indexed one).
-pub fn reschedule(db: &Database, entry: &Entry, next: &Entry) -> Result<()> {
-    let txn = db.begin_write()?;
-    {
-        let mut due = txn.open_table(DUE)?;
-        due.remove((entry.due_ms, entry.id.as_str()))?;
-        due.insert((next.due_ms, next.id.as_str()), ())?;
-        txn.open_table(OUTBOX)?
-            .insert(next.id.as_str(), serde_json::to_vec(next)?.as_slice())?;
-    }
-    txn.commit()?;
-    Ok(())
+pub fn reschedule(store: &Store, entry: &Entry, next: &Entry) -> Result<()> {
+    let mut txn = store.write()?;
+    txn.remove(&DUE, (entry.due_ms, &entry.id))?;
+    insert_in(&mut txn, next)?;
+    txn.commit()
 }
 
 /// Removes an entry (delivered, or no longer wanted).
-pub fn remove(db: &Database, entry: &Entry) -> Result<()> {
-    let txn = db.begin_write()?;
-    remove_in(&txn, entry)?;
-    txn.commit()?;
-    Ok(())
+pub fn remove(store: &Store, entry: &Entry) -> Result<()> {
+    let mut txn = store.write()?;
+    remove_in(&mut txn, entry)?;
+    txn.commit()
 }
 
-fn remove_in(txn: &WriteTransaction, entry: &Entry) -> Result<()> {
-    txn.open_table(DUE)?
-        .remove((entry.due_ms, entry.id.as_str()))?;
-    txn.open_table(OUTBOX)?.remove(entry.id.as_str())?;
+fn remove_in(txn: &mut Writer, entry: &Entry) -> Result<()> {
+    txn.remove(&DUE, (entry.due_ms, &entry.id))?;
+    txn.remove(&OUTBOX, &entry.id)?;
     Ok(())
 }
 
 /// Removes an entry and records that it was given up (dropping records
 /// older than 30 days, so that the table does not grow for ever).
-pub fn give_up(db: &Database, entry: &Entry, record: &GivenUp) -> Result<()> {
-    let txn = db.begin_write()?;
-    remove_in(&txn, entry)?;
-    {
-        let mut table = txn.open_table(GIVEN_UP)?;
-        let horizon = record.given_up_at - GIVEN_UP_TTL_SECONDS;
-        table.retain(|_, bytes| {
-            serde_json::from_slice::<GivenUp>(bytes).is_ok_and(|r| r.given_up_at >= horizon)
-        })?;
-        table.insert(
-            record.delivery_id.as_str(),
-            serde_json::to_vec(record)?.as_slice(),
-        )?;
-    }
-    txn.commit()?;
-    Ok(())
+pub fn give_up(store: &Store, entry: &Entry, record: &GivenUp) -> Result<()> {
+    let mut txn = store.write()?;
+    remove_in(&mut txn, entry)?;
+    let horizon = record.given_up_at - GIVEN_UP_TTL_SECONDS;
+    txn.retain(&GIVEN_UP, .., |_, bytes| {
+        serde_json::from_slice::<GivenUp>(&bytes).is_ok_and(|r| r.given_up_at >= horizon)
+    })?;
+    txn.put(&GIVEN_UP, &record.delivery_id, &serde_json::to_vec(record)?)?;
+    txn.commit()
 }
 
 /// The deliveries given up in the last 30 days.
-pub fn given_up(db: &Database) -> Result<Vec<GivenUp>> {
-    let txn = db.begin_read()?;
-    let table = txn.open_table(GIVEN_UP)?;
-    table
-        .iter()?
-        .map(|item| Ok(serde_json::from_slice(item?.1.value())?))
-        .collect()
+pub fn given_up(store: &Store) -> Result<Vec<GivenUp>> {
+    all_of(store, &GIVEN_UP)
 }
 
 /// Removes, inside the caller's transaction, the pending deliveries that
 /// depend on a user's registrations (a deleted user's test events); the
 /// snapshot deliveries (`owner: None`) stay.
-pub fn remove_owner_in(txn: &WriteTransaction, user_id: &str) -> Result<()> {
-    let owned: Vec<Entry> = {
-        let table = txn.open_table(OUTBOX)?;
-        let mut out = Vec::new();
-        for item in table.iter()? {
-            let entry: Entry = serde_json::from_slice(item?.1.value())?;
-            if entry.owner.as_deref() == Some(user_id) {
-                out.push(entry);
-            }
+pub fn remove_owner_in(txn: &mut Writer, user_id: &str) -> Result<u64> {
+    let mut owned: Vec<Entry> = Vec::new();
+    for (_, bytes) in txn.all_in(&OUTBOX, ..)? {
+        let entry: Entry = serde_json::from_slice(&bytes)?;
+        if entry.owner.as_deref() == Some(user_id) {
+            owned.push(entry);
         }
-        out
-    };
+    }
     for entry in &owned {
         remove_in(txn, entry)?;
     }
-    Ok(())
+    Ok(owned.len() as u64)
 }
 
 mod base64_bytes {

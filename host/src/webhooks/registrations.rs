@@ -1,18 +1,19 @@
-//! The users' webhook registrations, in their own redb table. Each record
+//! The users' webhook registrations, in their own space. Each record
 //! is sealed with its user's data key (the secret in it, and the URL, which
 //! may carry a token of the receiver's): when the user's key is destroyed,
 //! whatever copy is left is noise.
 
-use std::ops::Range;
-
 use anyhow::{Context, Result};
-use redb::{ReadableDatabase, ReadableTable, TableDefinition, WriteTransaction};
 use serde::{Deserialize, Serialize};
 
-use crate::store::Store;
+use crate::store::records::{Bytes, Records, Space, Text, Writer};
+use crate::store::{Counted, Store, UserData};
 
 /// `user \0 webhook id` → the registration, sealed with the user's data key.
-const REGISTRATIONS: TableDefinition<&str, &[u8]> = TableDefinition::new("webhook_registrations");
+const REGISTRATIONS: Space<Text, Bytes> = Space::new("webhook_registrations");
+
+pub(super) const USER_DATA: UserData =
+    UserData::keyed_by_user(REGISTRATIONS.name(), Counted::Webhooks);
 
 #[derive(Clone, Serialize, Deserialize)]
 pub struct Registration {
@@ -26,19 +27,13 @@ pub struct Registration {
     pub secret: String,
 }
 
-/// Creates the table, so that readers never meet a missing one.
-pub fn create_table(txn: &WriteTransaction) -> Result<()> {
-    txn.open_table(REGISTRATIONS)?;
-    Ok(())
-}
-
 fn key(user_id: &str, webhook_id: &str) -> String {
     format!("{user_id}\0{webhook_id}")
 }
 
-/// The keys of every registration of a user: `user \0 ...`.
-fn user_range(user_id: &str) -> Range<String> {
-    format!("{user_id}\0")..format!("{user_id}\u{1}")
+/// The start of the keys of every registration of a user.
+fn user_prefix(user_id: &str) -> String {
+    format!("{user_id}\0")
 }
 
 fn record_id(webhook_id: &str) -> String {
@@ -47,16 +42,14 @@ fn record_id(webhook_id: &str) -> String {
 
 /// How many registrations the user has, inside a write transaction (so that
 /// a limit checked with it holds when the transaction commits).
-pub fn count_in(txn: &WriteTransaction, user_id: &str) -> Result<usize> {
-    let table = txn.open_table(REGISTRATIONS)?;
-    let range = user_range(user_id);
-    Ok(table
-        .range(range.start.as_str()..range.end.as_str())?
-        .count())
+pub fn count_in(txn: &Writer, user_id: &str) -> Result<usize> {
+    Ok(txn
+        .with_prefix(&REGISTRATIONS, &user_prefix(user_id))?
+        .len())
 }
 
 pub fn insert_in(
-    txn: &WriteTransaction,
+    txn: &mut Writer,
     store: &Store,
     user_id: &str,
     registration: &Registration,
@@ -66,25 +59,14 @@ pub fn insert_in(
         &record_id(&registration.id),
         &serde_json::to_vec(registration)?,
     );
-    txn.open_table(REGISTRATIONS)?
-        .insert(key(user_id, &registration.id).as_str(), sealed.as_slice())?;
-    Ok(())
+    txn.put(&REGISTRATIONS, &key(user_id, &registration.id), &sealed)
 }
 
 /// Every registration of a user, oldest first.
 pub fn list(store: &Store, user_id: &str) -> Result<Vec<Registration>> {
-    let sealed: Vec<(String, Vec<u8>)> = {
-        let txn = store.db().begin_read()?;
-        let table = txn.open_table(REGISTRATIONS)?;
-        let range = user_range(user_id);
-        let mut out = Vec::new();
-        for entry in table.range(range.start.as_str()..range.end.as_str())? {
-            let (k, v) = entry?;
-            let webhook_id = k.value()[range.start.len()..].to_string();
-            out.push((webhook_id, v.value().to_vec()));
-        }
-        out
-    };
+    let sealed = store
+        .read()?
+        .with_prefix(&REGISTRATIONS, &user_prefix(user_id))?;
     let mut out: Vec<Registration> = sealed
         .iter()
         .map(|(webhook_id, bytes)| open(store, user_id, webhook_id, bytes))
@@ -95,13 +77,9 @@ pub fn list(store: &Store, user_id: &str) -> Result<Vec<Registration>> {
 
 /// One registration of a user, if it exists.
 pub fn get(store: &Store, user_id: &str, webhook_id: &str) -> Result<Option<Registration>> {
-    let sealed = {
-        let txn = store.db().begin_read()?;
-        let table = txn.open_table(REGISTRATIONS)?;
-        table
-            .get(key(user_id, webhook_id).as_str())?
-            .map(|v| v.value().to_vec())
-    };
+    let sealed = store
+        .read()?
+        .get(&REGISTRATIONS, &key(user_id, webhook_id))?;
     sealed
         .map(|bytes| open(store, user_id, webhook_id, &bytes))
         .transpose()
@@ -109,26 +87,12 @@ pub fn get(store: &Store, user_id: &str, webhook_id: &str) -> Result<Option<Regi
 
 /// Removes one registration; whether it existed.
 pub fn remove(store: &Store, user_id: &str, webhook_id: &str) -> Result<bool> {
-    let txn = store.db().begin_write()?;
+    let mut txn = store.write()?;
     let existed = txn
-        .open_table(REGISTRATIONS)?
-        .remove(key(user_id, webhook_id).as_str())?
+        .remove(&REGISTRATIONS, &key(user_id, webhook_id))?
         .is_some();
     txn.commit()?;
     Ok(existed)
-}
-
-/// Removes every registration of a user inside the caller's transaction;
-/// how many there were.
-pub fn remove_user_in(txn: &WriteTransaction, user_id: &str) -> Result<u64> {
-    let mut table = txn.open_table(REGISTRATIONS)?;
-    let range = user_range(user_id);
-    let mut removed = 0;
-    table.retain_in(range.start.as_str()..range.end.as_str(), |_, _| {
-        removed += 1;
-        false
-    })?;
-    Ok(removed)
 }
 
 fn open(store: &Store, user_id: &str, webhook_id: &str, sealed: &[u8]) -> Result<Registration> {

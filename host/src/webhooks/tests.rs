@@ -228,10 +228,19 @@ async fn user_deleted_goes_to_the_snapshot_and_the_operator() {
     let mut targets = webhooks.targets_of(&user.id).unwrap();
     assert_eq!(targets.len(), 1);
     targets.extend(webhooks.operator_targets());
-    let txn = store.db().begin_write().unwrap();
-    assert_eq!(webhooks.remove_user_in(&txn, &user.id).unwrap(), 1);
+    let mut txn = store.write().unwrap();
+    let removed: Vec<u64> = USER_DATA
+        .iter()
+        .map(|data| data.remove(&mut txn, &user.id).unwrap())
+        .collect();
+    assert_eq!(removed, [0, 1], "no owned deliveries; one registration");
     let queued = webhooks
-        .enqueue_in(&txn, USER_DELETED, json!({ "user_id": user.id }), &targets)
+        .enqueue_in(
+            &mut txn,
+            USER_DELETED,
+            json!({ "user_id": user.id }),
+            &targets,
+        )
         .unwrap();
     txn.commit().unwrap();
     assert_eq!(queued, 2);

@@ -29,7 +29,7 @@ const BACKOFF: Duration = Duration::from_secs(5);
 
 impl Webhooks {
     pub(super) async fn run(self: std::sync::Arc<Self>, mut stop: watch::Receiver<bool>) {
-        match outbox::pending(self.store.db()) {
+        match outbox::pending(&self.store) {
             Ok(pending) => tracing::info!(pending = pending.len(), "webhook worker started"),
             Err(error) => {
                 tracing::error!(error = %format!("{error:#}"), "reading the webhook outbox")
@@ -39,7 +39,7 @@ impl Webhooks {
             if *stop.borrow() {
                 return;
             }
-            let pause = match outbox::due(self.store.db(), now_ms(), BATCH) {
+            let pause = match outbox::due(&self.store, now_ms(), BATCH) {
                 Ok(batch) if batch.is_empty() => self.idle_time(),
                 Ok(batch) => {
                     let pass = futures::stream::iter(batch)
@@ -71,7 +71,7 @@ impl Webhooks {
     /// Until the next entry is due (at most [`MAX_IDLE`]; at least
     /// [`MIN_IDLE`], since nothing was due a moment ago).
     fn idle_time(&self) -> Duration {
-        match outbox::next_due(self.store.db()) {
+        match outbox::next_due(&self.store) {
             Ok(Some(due)) => {
                 Duration::from_millis((due - now_ms()).max(0) as u64).clamp(MIN_IDLE, MAX_IDLE)
             }
@@ -98,7 +98,7 @@ impl Webhooks {
             Ok(false) => {
                 tracing::info!(delivery = %entry.id, message_id = %message.message_id, event = %entry.event_type,
                     target = target_name(&entry), "webhook delivery dropped: the registration was removed");
-                return self.recorded(outbox::remove(self.store.db(), &entry));
+                return self.recorded(outbox::remove(&self.store, &entry));
             }
             Err(error) => Outcome::Failed {
                 error: format!("checking the registration: {error:#}"),
@@ -110,7 +110,7 @@ impl Webhooks {
             Outcome::Delivered(status) => {
                 tracing::info!(delivery = %entry.id, message_id = %message.message_id, event = %entry.event_type,
                     target = target_name(&entry), attempt, status, "webhook delivered");
-                self.recorded(outbox::remove(self.store.db(), &entry))
+                self.recorded(outbox::remove(&self.store, &entry))
             }
             Outcome::Failed { error, retry_after } => {
                 match retry::next_delay(&self.schedule, attempt as usize, retry_after) {
@@ -124,7 +124,7 @@ impl Webhooks {
                             last_error: Some(error),
                             ..entry.clone()
                         };
-                        self.recorded(outbox::reschedule(self.store.db(), &entry, &next))
+                        self.recorded(outbox::reschedule(&self.store, &entry, &next))
                     }
                     None => {
                         let entry = Entry {
@@ -166,7 +166,7 @@ impl Webhooks {
         tracing::warn!(delivery = %record.delivery_id, message_id = %record.message_id, event = %record.event_type,
             target = target_name(entry), attempts = record.attempts,
             error = record.last_error.as_deref().unwrap_or("-"), "webhook delivery given up");
-        self.recorded(outbox::give_up(self.store.db(), entry, &record))
+        self.recorded(outbox::give_up(&self.store, entry, &record))
     }
 
     fn recorded(&self, result: anyhow::Result<()>) -> bool {

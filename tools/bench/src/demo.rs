@@ -26,7 +26,7 @@ impl Demo {
         let binary = root.join("target/release/quarry");
         ensure!(
             binary.exists(),
-            "build the server first: cargo build --release -p quarry"
+            "build the server first: cargo build --release -p quarry --features demo"
         );
         let data = tempfile::tempdir()?;
         let mut command = Command::new(&binary);

@@ -1,0 +1,160 @@
+//! The rate limits at the gate: every answer is charged to its subject
+//! (the user, or the client's address) in the endpoint's bucket, except an
+//! idempotent replay; the [`Decision`] goes with the response so that
+//! [`super::observe`] shows the windows on it.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::extract::{ConnectInfo, MatchedPath, Request, State};
+use axum::http::{Extensions, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+
+use super::auth::Identity;
+use super::{RequestStart, UserId, body};
+use crate::api::App;
+use crate::api::error::{ApiError, ErrorType};
+use crate::api::limits::{Bucket, Decision};
+use crate::api::routes::Endpoint;
+use crate::store::now;
+
+/// The bucket a request is charged to.
+fn bucket(identity: Option<&Identity>, endpoint: Option<Endpoint>) -> Bucket {
+    match (identity, endpoint) {
+        (Some(Identity::Valid(_)), Some(endpoint)) => endpoint.bucket(),
+        (Some(Identity::Valid(_)), None) => Bucket::Other("unmatched"),
+        _ => Bucket::Anonymous,
+    }
+}
+
+fn subject_and_bucket(extensions: &Extensions) -> (String, Bucket) {
+    let identity = extensions.get::<Identity>();
+    let endpoint = extensions.get::<Endpoint>().copied();
+    let subject = identity.map_or_else(|| "addr:unknown".to_string(), Identity::subject);
+    (subject, bucket(identity, endpoint))
+}
+
+/// Layer: charges the request; refuses it (429) when a window is full.
+pub async fn charge(State(app): State<Arc<App>>, request: Request, next: Next) -> Response {
+    let endpoint = request.extensions().get::<Endpoint>().copied();
+    let decision = match charged(&app, request.extensions()).await {
+        Ok(decision) => decision,
+        Err(response) => return response,
+    };
+    if !decision.allowed {
+        return with_decision(rate_limited(decision, endpoint).into_response(), decision);
+    }
+    if endpoint == Some(Endpoint::Query)
+        && let Some(RequestStart(started)) = request.extensions().get::<RequestStart>()
+    {
+        app.metrics.observe_stage("auth_limits", started.elapsed());
+    }
+    with_decision(next.run(request).await, decision)
+}
+
+/// Charges the request and stores the count (acknowledged requests are
+/// counted durably: see `limits.rs`).
+async fn charged(app: &App, extensions: &Extensions) -> Result<Decision, Response> {
+    let (subject, bucket) = subject_and_bucket(extensions);
+    let decision = app.limiter.charge(&subject, bucket, now());
+    if let Err(error) = app.limiter.persist(decision.change).await {
+        let response = ApiError::internal(format!("{error:#}")).into_response();
+        return Err(with_decision(response, decision));
+    }
+    Ok(decision)
+}
+
+/// The windows as they are, uncharged (an idempotent replay).
+pub fn peek(app: &App, extensions: &Extensions) -> Decision {
+    let (subject, bucket) = subject_and_bucket(extensions);
+    app.limiter.peek(&subject, bucket, now())
+}
+
+/// Answers `error` (a refused body), charged: the limits' 429 first when a
+/// window is full.
+pub async fn refuse(app: &App, extensions: &Extensions, error: ApiError) -> Response {
+    let decision = match charged(app, extensions).await {
+        Ok(decision) => decision,
+        Err(response) => return response,
+    };
+    let endpoint = extensions.get::<Endpoint>().copied();
+    let error = if decision.allowed {
+        error
+    } else {
+        rate_limited(decision, endpoint)
+    };
+    with_decision(error.into_response(), decision)
+}
+
+pub fn with_decision(mut response: Response, decision: Decision) -> Response {
+    response.extensions_mut().insert(decision);
+    response
+}
+
+fn rate_limited(decision: Decision, endpoint: Option<Endpoint>) -> ApiError {
+    let what = endpoint.map_or("this client", Endpoint::label);
+    let window = if decision.remaining_day == 0 {
+        "day"
+    } else {
+        "minute"
+    };
+    ApiError::new(
+        ErrorType::RateLimited,
+        format!(
+            "rate limit exceeded for {what} ({window} window): retry in {} seconds",
+            decision.retry_after
+        ),
+    )
+    .with_retry_after(decision.retry_after)
+}
+
+/// The router's fallback: no endpoint at this path (404), charged.
+pub async fn not_found(
+    State(app): State<Arc<App>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    request: Request,
+) -> Response {
+    let error = ApiError::not_found(format!("no endpoint at {}", request.uri().path()));
+    miss(&app, peer, request, error).await
+}
+
+/// The router's fallback for a path served with other methods (405, with
+/// `Allow`), charged.
+pub async fn method_not_allowed(
+    State(app): State<Arc<App>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    request: Request,
+) -> Response {
+    let path = request
+        .extensions()
+        .get::<MatchedPath>()
+        .map_or(request.uri().path(), MatchedPath::as_str);
+    let allowed = Endpoint::methods_at(path).join(", ");
+    let error = ApiError::bad_request(format!(
+        "{} is not allowed on {}; use {allowed}",
+        request.method(),
+        request.uri().path(),
+    ))
+    .with_status(StatusCode::METHOD_NOT_ALLOWED)
+    .with_header(header::ALLOW, &allowed);
+    miss(&app, peer, request, error).await
+}
+
+/// A request no endpoint takes: identified, its body read (and bounded),
+/// charged, then answered with `error`.
+async fn miss(app: &App, peer: SocketAddr, request: Request, error: ApiError) -> Response {
+    let identity = Identity::of(app, request.headers(), peer);
+    let user = identity.user_id().map(|id| UserId(id.to_string()));
+    let (mut parts, body) = request.into_parts();
+    parts.extensions.insert(identity);
+    let error = match body::read(&parts.headers, body).await {
+        Ok(_) => error,
+        Err(body_error) => body_error,
+    };
+    let mut response = refuse(app, &parts.extensions, error).await;
+    if let Some(user) = user {
+        response.extensions_mut().insert(user);
+    }
+    response
+}

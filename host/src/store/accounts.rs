@@ -1,0 +1,249 @@
+//! Users, their API tokens (stored hashed) and their dashboard passwords.
+
+use anyhow::{Result, bail};
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64URL;
+use rand::RngCore;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use super::records::{Bytes, Records, Space, Text, Unit, Writer};
+use super::user_data::{Counted, UserData};
+use super::{DATA_KEYS, Store, now, random_hex};
+use crate::secret::Secret;
+
+const USERS: Space<Text, Bytes> = Space::new("users");
+const USERS_BY_EMAIL: Space<Text, Text> = Space::new("users_by_email");
+/// SHA-256 of the token (hex) → token record. The token itself is never stored.
+const TOKENS: Space<Text, Bytes> = Space::new("tokens");
+/// `user \0 token hash` → (): a user's API tokens, for the dashboard's list.
+const TOKENS_BY_USER: Space<Text, Unit> = Space::new("tokens_by_user");
+/// `user` → the argon2id hash of their dashboard password (a PHC string).
+const PASSWORDS: Space<Text, Text> = Space::new("passwords");
+
+// The email index goes first: its removal reads the profile.
+pub(super) const USERS_BY_EMAIL_DATA: UserData =
+    UserData::custom(USERS_BY_EMAIL.name(), remove_email, Counted::Nothing);
+pub(super) const USERS_DATA: UserData = UserData::keyed_by_user(USERS.name(), Counted::Profile);
+pub(super) const TOKENS_DATA: UserData =
+    UserData::custom(TOKENS.name(), remove_tokens, Counted::Nothing);
+pub(super) const TOKENS_BY_USER_DATA: UserData =
+    UserData::keyed_by_user(TOKENS_BY_USER.name(), Counted::Nothing);
+pub(super) const PASSWORDS_DATA: UserData =
+    UserData::keyed_by_user(PASSWORDS.name(), Counted::Nothing);
+
+/// API tokens: `qt_` and 32 random bytes.
+pub const TOKEN_PREFIX: &str = "qt_";
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct User {
+    pub id: String,
+    pub email: String,
+    pub created_at: i64,
+}
+
+/// An API token as the dashboard lists it: never the token itself.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenInfo {
+    /// `tok_` and the first 16 hex digits of the token's hash.
+    pub id: String,
+    pub issued_at: i64,
+    pub expires_at: i64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct TokenRecord {
+    user_id: String,
+    issued_at: i64,
+    expires_at: i64,
+}
+
+/// What a bearer token turned out to be.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TokenCheck {
+    Valid { user: User, expires_at: i64 },
+    Expired,
+    Unknown,
+}
+
+impl Store {
+    // ---- users ------------------------------------------------------------
+
+    pub fn create_user(&self, email: &str) -> Result<User> {
+        let email = email.trim().to_lowercase();
+        if !email.contains('@') || email.len() > 254 {
+            bail!("{email:?} is not an email address");
+        }
+        let user = User {
+            id: format!("usr_{}", random_hex(8)),
+            email: email.clone(),
+            created_at: now(),
+        };
+        let (_, wrapped) = self.master.new_data_key(&user.id);
+        let mut txn = self.write()?;
+        if txn.contains(&USERS_BY_EMAIL, &email)? {
+            bail!("a user with the email {email} already exists");
+        }
+        txn.put(&USERS_BY_EMAIL, &email, &user.id)?;
+        txn.put(&USERS, &user.id, &serde_json::to_vec(&user)?)?;
+        txn.put(&DATA_KEYS, &user.id, &wrapped)?;
+        txn.commit()?;
+        Ok(user)
+    }
+
+    pub fn user(&self, id: &str) -> Result<Option<User>> {
+        match self.read()?.get(&USERS, id)? {
+            Some(bytes) => Ok(Some(serde_json::from_slice(&bytes)?)),
+            None => Ok(None),
+        }
+    }
+
+    pub fn user_by_email(&self, email: &str) -> Result<Option<User>> {
+        let id = self
+            .read()?
+            .get(&USERS_BY_EMAIL, &email.trim().to_lowercase())?;
+        match id {
+            Some(id) => self.user(&id),
+            None => Ok(None),
+        }
+    }
+
+    // ---- API tokens -------------------------------------------------------
+
+    /// Issues a token for `user_id` valid for `ttl_seconds`. The token is
+    /// returned once; only its hash is stored.
+    pub fn issue_token(&self, user_id: &str, ttl_seconds: u64) -> Result<(Secret, i64)> {
+        let mut raw = [0u8; 32];
+        rand::rng().fill_bytes(&mut raw);
+        let token = format!("{TOKEN_PREFIX}{}", B64URL.encode(raw));
+        let issued_at = now();
+        let record = TokenRecord {
+            user_id: user_id.to_string(),
+            issued_at,
+            expires_at: issued_at + ttl_seconds as i64,
+        };
+        let hash = token_hash(&token);
+        let mut txn = self.write()?;
+        txn.put(&TOKENS, &hash, &serde_json::to_vec(&record)?)?;
+        txn.put(&TOKENS_BY_USER, &format!("{user_id}\0{hash}"), ())?;
+        txn.commit()?;
+        Ok((Secret::new(token), record.expires_at))
+    }
+
+    /// The user's API tokens that have not expired, newest first: an id
+    /// (the start of the token's hash), never the token.
+    pub fn tokens_of(&self, user_id: &str) -> Result<Vec<TokenInfo>> {
+        let txn = self.read()?;
+        let mut out = Vec::new();
+        for (hash, ()) in txn.with_prefix(&TOKENS_BY_USER, &format!("{user_id}\0"))? {
+            let Some(bytes) = txn.get(&TOKENS, &hash)? else {
+                continue;
+            };
+            let record: TokenRecord = serde_json::from_slice(&bytes)?;
+            if record.expires_at > now() {
+                out.push(TokenInfo {
+                    id: token_id(&hash),
+                    issued_at: record.issued_at,
+                    expires_at: record.expires_at,
+                });
+            }
+        }
+        out.sort_by_key(|t| std::cmp::Reverse(t.issued_at));
+        Ok(out)
+    }
+
+    /// Revokes one of the user's tokens by its id; whether it was theirs.
+    pub fn revoke_token(&self, user_id: &str, id: &str) -> Result<bool> {
+        let prefix = format!("{user_id}\0");
+        let mut txn = self.write()?;
+        let found = txn
+            .with_prefix(&TOKENS_BY_USER, &prefix)?
+            .into_iter()
+            .map(|(hash, ())| hash)
+            .find(|hash| token_id(hash) == id);
+        let Some(hash) = found else {
+            return Ok(false);
+        };
+        txn.remove(&TOKENS, &hash)?;
+        txn.remove(&TOKENS_BY_USER, &format!("{prefix}{hash}"))?;
+        txn.commit()?;
+        Ok(true)
+    }
+
+    /// Revokes an API token given the token itself; false if unknown.
+    pub fn revoke_api_token(&self, token: &str) -> Result<bool> {
+        let mut txn = self.write()?;
+        let known = revoke_token_hash_in(&mut txn, &token_hash(token))?;
+        txn.commit()?;
+        Ok(known)
+    }
+
+    pub fn check_token(&self, token: &str) -> Result<TokenCheck> {
+        if !token.starts_with(TOKEN_PREFIX) || token.len() > 128 {
+            return Ok(TokenCheck::Unknown);
+        }
+        let Some(bytes) = self.read()?.get(&TOKENS, &token_hash(token))? else {
+            return Ok(TokenCheck::Unknown);
+        };
+        let record: TokenRecord = serde_json::from_slice(&bytes)?;
+        if now() >= record.expires_at {
+            return Ok(TokenCheck::Expired);
+        }
+        Ok(match self.user(&record.user_id)? {
+            Some(user) => TokenCheck::Valid {
+                user,
+                expires_at: record.expires_at,
+            },
+            None => TokenCheck::Unknown,
+        })
+    }
+
+    // ---- dashboard passwords ----------------------------------------------
+
+    /// Stores the argon2id hash (PHC string) of the user's password.
+    pub fn set_password_hash(&self, user_id: &str, phc: &str) -> Result<()> {
+        let mut txn = self.write()?;
+        if !self.has_data_key_in(&txn, user_id)? {
+            bail!("user {user_id} does not exist or is being deleted");
+        }
+        txn.put(&PASSWORDS, user_id, phc)?;
+        txn.commit()?;
+        Ok(())
+    }
+
+    pub fn password_hash(&self, user_id: &str) -> Result<Option<String>> {
+        self.read()?.get(&PASSWORDS, user_id)
+    }
+}
+
+/// Revokes the API token with this hash inside `txn`; whether it existed.
+pub fn revoke_token_hash_in(txn: &mut Writer, hash: &str) -> Result<bool> {
+    Ok(txn.remove(&TOKENS, hash)?.is_some())
+}
+
+fn remove_email(txn: &mut Writer, user_id: &str) -> Result<u64> {
+    let Some(bytes) = txn.get(&USERS, user_id)? else {
+        return Ok(0);
+    };
+    let user: User = serde_json::from_slice(&bytes)?;
+    Ok(u64::from(
+        txn.remove(&USERS_BY_EMAIL, &user.email)?.is_some(),
+    ))
+}
+
+/// Tokens are keyed by their hash: the user is in the record.
+fn remove_tokens(txn: &mut Writer, user_id: &str) -> Result<u64> {
+    txn.retain(&TOKENS, .., |_, bytes| {
+        !serde_json::from_slice::<TokenRecord>(&bytes).is_ok_and(|r| r.user_id == user_id)
+    })
+}
+
+/// How API tokens are named in lists: `tok_` and the start of the hash.
+pub fn token_id(hash: &str) -> String {
+    format!("tok_{}", &hash[..16.min(hash.len())])
+}
+
+/// How API tokens are stored: SHA-256, hex.
+pub fn token_hash(token: &str) -> String {
+    hex::encode(Sha256::digest(token.as_bytes()))
+}
