@@ -1,9 +1,9 @@
 //! The dashboard in a real browser: runs `tools/browser-tests` (Debian's
 //! headless Chromium driven by Playwright through
 //! tests/browser/dashboard.spec.mjs against `quarry demo`) and fails with
-//! its output when it fails. The script installs Chromium and
-//! playwright-core when missing; its screenshots are in
-//! target/browser-screenshots/.
+//! its output when it fails. Chromium and playwright-core are installed by
+//! tools/test (`tools/browser-tests --install`), never here; the
+//! screenshots are in target/browser-screenshots/.
 
 use std::io::Write;
 use std::process::Command;

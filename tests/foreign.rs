@@ -3,8 +3,9 @@
 //! same contract (wit/v1), run by the same host in the same sandbox against
 //! the fake upstreams.
 //!
-//! Nothing is skipped: when the build tools cannot be installed or the
-//! build fails, the tests fail and name the script. Sizes, compile and call
+//! Nothing is skipped: when the build fails, the tests fail and name the
+//! script. The tools it needs are installed by tools/test, never here
+//! (`QUARRY_NO_INSTALL`). Sizes, compile and call
 //! times are printed (`cargo test --test foreign -- --nocapture`).
 
 use std::collections::HashSet;
@@ -19,7 +20,7 @@ use quarry::secret::Secret;
 use quarry_tests::{Harness, repo_root, request};
 
 /// Builds both examples once per test run (the script does nothing when
-/// they are up to date) and returns `target/foreign`.
+/// they are up to date, and installs nothing) and returns `target/foreign`.
 fn foreign_built() -> &'static Path {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     BUILT.get_or_init(|| {
@@ -27,12 +28,13 @@ fn foreign_built() -> &'static Path {
         let started = Instant::now();
         let output = Command::new(root.join("tools/build-foreign"))
             .current_dir(&root)
+            .env("QUARRY_NO_INSTALL", "1")
             .output()
             .unwrap_or_else(|e| panic!("cannot run tools/build-foreign: {e}"));
         assert!(
             output.status.success(),
             "tools/build-foreign failed, so the Python and JavaScript example connectors could not be built \
-             (it installs componentize-py and jco, and node/npm with apt-get when missing); run it to see why:\n{}{}",
+             (tools/test installs componentize-py, jco and node first); run it to see why:\n{}{}",
             String::from_utf8_lossy(&output.stdout),
             String::from_utf8_lossy(&output.stderr)
         );

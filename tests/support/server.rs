@@ -7,6 +7,7 @@
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
@@ -659,22 +660,43 @@ fn read_tail(path: &Path) -> String {
 }
 
 /// The `quarry` executable beside the test binary (`target/debug/quarry`
-/// for `target/debug/deps/api-*`).
+/// for `target/debug/deps/api-*`), built first: cargo rebuilds it when its
+/// sources changed since, so that no test runs a stale binary (`cargo
+/// test` builds the binaries of the package under test only, and this one
+/// is in another package). The build is the one tools/test makes, so after
+/// tools/test it is up to date at once.
 pub fn quarry_binary() -> PathBuf {
-    let exe = std::env::current_exe().expect("current exe");
-    let mut dir = exe.parent().expect("deps folder").to_path_buf();
-    if dir.ends_with("deps") {
-        dir.pop();
-    }
-    let binary = dir.join(format!("quarry{}", std::env::consts::EXE_SUFFIX));
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            build_quarry();
+            let exe = std::env::current_exe().expect("current exe");
+            let mut dir = exe.parent().expect("deps folder").to_path_buf();
+            if dir.ends_with("deps") {
+                dir.pop();
+            }
+            let binary = dir.join(format!("quarry{}", std::env::consts::EXE_SUFFIX));
+            assert!(binary.exists(), "cargo built no quarry at {}", binary.display());
+            binary
+        })
+        .clone()
+}
+
+/// `cargo build -p quarry --bin quarry --features demo,failpoints`: the
+/// demo's fake vendors and the crash tests' failpoints.
+fn build_quarry() {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let output = Command::new(cargo)
+        .args(["build", "--quiet", "-p", "quarry", "--bin", "quarry"])
+        .args(["--features", "demo,failpoints"])
+        .current_dir(crate::repo_root())
+        .output()
+        .expect("cannot run cargo to build the quarry binary");
     assert!(
-        binary.exists(),
-        "the quarry binary is missing at {}: build it with `cargo build -p quarry --bin quarry` \
-         before running these tests (`cargo test` builds the binaries of the package under test \
-         only, and this one is in another package)",
-        binary.display()
+        output.status.success(),
+        "building the quarry binary failed:\n{}",
+        String::from_utf8_lossy(&output.stderr)
     );
-    binary
 }
 
 /// Where the plugin builder put the demo's connectors.

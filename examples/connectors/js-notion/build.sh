@@ -21,6 +21,10 @@ tools="$(realpath -m "${NODE_TOOLS:-$here/.tools}")"
 wit="$(realpath -m "${QUARRY_WIT:-$here/../../../wit/v1}")"
 
 if [ ! -x "$tools/node_modules/.bin/jco" ] || ! cmp -s "$here/package-lock.json" "$tools/.package-lock.source"; then
+    if [ -n "${QUARRY_NO_INSTALL:-}" ]; then
+        echo "build.sh: jco is not installed as locked and QUARRY_NO_INSTALL is set" >&2
+        exit 1
+    fi
     rm -rf "$tools"
     mkdir -p "$tools"
     cp "$here/package.json" "$here/package-lock.json" "$tools/"

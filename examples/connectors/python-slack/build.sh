@@ -15,6 +15,10 @@ wit="$(realpath -m "${QUARRY_WIT:-$here/../../../wit/v1}")"
 
 want="$(sha256sum "$here/requirements.txt" | cut -d' ' -f1)"
 if [ ! -x "$tools/bin/componentize-py" ] || [ "$(cat "$tools/.requirements.sha256" 2>/dev/null)" != "$want" ]; then
+    if [ -n "${QUARRY_NO_INSTALL:-}" ]; then
+        echo "build.sh: componentize-py is not installed as pinned and QUARRY_NO_INSTALL is set" >&2
+        exit 1
+    fi
     rm -rf "$tools"
     python3 -m venv "$tools"
     "$tools/bin/python" -m pip install --quiet --disable-pip-version-check --no-input \
