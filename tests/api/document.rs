@@ -468,31 +468,21 @@ fn the_contract_checker_catches_drift() {
     let c = contract();
     let json_type = ("content-type", "application/json");
     let error = br#"{"error":{"type":"bad_request","message":"m"}}"#;
+    // Most cases vary the body alone, under the JSON content type.
+    let check_json = |method: &str, path: &str, status: u16, body: &[u8]| {
+        c.check(method, path, status, &headers(&[json_type]), body)
+    };
     // Declared: POST /query 400 with an error body.
-    assert!(
-        c.check("POST", "/query", 400, &headers(&[json_type]), error)
-            .is_ok()
-    );
+    assert!(check_json("POST", "/query", 400, error).is_ok());
     // Undeclared status.
-    let e = c
-        .check("POST", "/query", 418, &headers(&[json_type]), error)
-        .unwrap_err();
+    let e = check_json("POST", "/query", 418, error).unwrap_err();
     assert!(e.contains("418"), "{e}");
     // A body that misses required fields.
-    let e = c
-        .check("POST", "/query", 200, &headers(&[json_type]), b"{}")
-        .unwrap_err();
+    let e = check_json("POST", "/query", 200, b"{}").unwrap_err();
     assert!(e.contains("query_id"), "{e}");
     // A field of the wrong type.
-    let e = c
-        .check(
-            "GET",
-            "/me",
-            200,
-            &headers(&[json_type]),
-            br#"{"user_id":"usr_1","email":"a@b","token_expires_at":"2025-01-01T00:00:00Z","connectors":"x"}"#,
-        )
-        .unwrap_err();
+    let me = br#"{"user_id":"usr_1","email":"a@b","token_expires_at":"2025-01-01T00:00:00Z","connectors":"x"}"#;
+    let e = check_json("GET", "/me", 200, me).unwrap_err();
     assert!(e.contains("connectors"), "{e}");
     // A nullable field admits null; a non-nullable one does not.
     let chunk = |author: &str, title: &str| {
@@ -502,49 +492,13 @@ fn the_contract_checker_catches_drift() {
             "source_url":"https://github.com/a","relevance_score":0.5,"metadata":{{"author":{author},"title":{title}}}}}]}}]}}"#
         )
     };
-    assert!(
-        c.check(
-            "POST",
-            "/query",
-            200,
-            &headers(&[json_type]),
-            chunk("null", "\"t\"").as_bytes()
-        )
-        .is_ok()
-    );
-    assert!(
-        c.check(
-            "POST",
-            "/query",
-            200,
-            &headers(&[json_type]),
-            chunk("\"a\"", "null").as_bytes()
-        )
-        .is_err()
-    );
+    assert!(check_json("POST", "/query", 200, chunk("null", "\"t\"").as_bytes()).is_ok());
+    assert!(check_json("POST", "/query", 200, chunk("\"a\"", "null").as_bytes()).is_err());
     // A relevance out of [0, 1], an id without its prefix.
     let bad = chunk("null", "\"t\"").replace("0.5", "1.5");
-    assert!(
-        c.check(
-            "POST",
-            "/query",
-            200,
-            &headers(&[json_type]),
-            bad.as_bytes()
-        )
-        .is_err()
-    );
+    assert!(check_json("POST", "/query", 200, bad.as_bytes()).is_err());
     let bad = chunk("null", "\"t\"").replace("chnk_1", "chunk_1");
-    assert!(
-        c.check(
-            "POST",
-            "/query",
-            200,
-            &headers(&[json_type]),
-            bad.as_bytes()
-        )
-        .is_err()
-    );
+    assert!(check_json("POST", "/query", 200, bad.as_bytes()).is_err());
     // An undeclared content type.
     let e = c
         .check(
@@ -558,14 +512,8 @@ fn the_contract_checker_catches_drift() {
     assert!(e.contains("Content-Type"), "{e}");
     // Unknown paths must be 404 and wrong methods 405, as the components say.
     let not_found = br#"{"error":{"type":"not_found","message":"m"}}"#;
-    assert!(
-        c.check("GET", "/nope", 404, &headers(&[json_type]), not_found)
-            .is_ok()
-    );
-    assert!(
-        c.check("GET", "/nope", 200, &headers(&[json_type]), b"{}")
-            .is_err()
-    );
+    assert!(check_json("GET", "/nope", 404, not_found).is_ok());
+    assert!(check_json("GET", "/nope", 200, b"{}").is_err());
     assert!(
         c.check(
             "PUT",
@@ -576,10 +524,7 @@ fn the_contract_checker_catches_drift() {
         )
         .is_ok()
     );
-    assert!(
-        c.check("PUT", "/me", 404, &headers(&[json_type]), not_found)
-            .is_err()
-    );
+    assert!(check_json("PUT", "/me", 404, not_found).is_err());
     // A malformed declared header.
     let e = c
         .check(
