@@ -26,13 +26,10 @@ mod keys;
 
 use std::time::{Duration, Instant};
 
-use base64::Engine as _;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64URL;
 use jsonwebtoken::jwk::JwkSet;
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
-use sha2::{Digest, Sha256};
 
 use crate::config::SsoConfig;
 use crate::store::random_b64;
@@ -145,8 +142,11 @@ impl Provider {
         let metadata = self.metadata().await?;
         let mut url = url::Url::parse(&metadata.authorization_endpoint)
             .map_err(|e| SsoError::Provider(format!("authorization_endpoint: {e}")))?;
-        let (state, nonce, verifier) = (random_b64(24), random_b64(24), random_b64(32));
-        let challenge = B64URL.encode(Sha256::digest(verifier.as_bytes()));
+        let (state, nonce) = (random_b64(24), random_b64(24));
+        let crate::oauth::pkce::Pkce {
+            verifier,
+            challenge,
+        } = crate::oauth::pkce::Pkce::new();
         url.query_pairs_mut()
             .append_pair("response_type", "code")
             .append_pair("client_id", &self.config.client_id)

@@ -20,7 +20,6 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::embed::Embedder;
-use crate::config::EndpointConfig;
 
 pub struct RemoteEmbedder {
     client: reqwest::Client,
@@ -46,6 +45,37 @@ struct EmbeddingItem {
     embedding: Vec<f32>,
     #[serde(default)]
     index: Option<usize>,
+}
+
+/// An OpenAI-compatible `POST /v1/embeddings` (text-embeddings-inference,
+/// vLLM, Ollama, ...). Every text that is ranked or archived is sent to it.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EndpointConfig {
+    /// The full URL, such as `https://tei.internal/v1/embeddings`.
+    pub url: String,
+    /// The `model` sent with each request.
+    pub model: String,
+    /// The length of the model's vectors.
+    pub dimensions: usize,
+    /// The environment variable that holds the API key (sent as a bearer
+    /// token), if the endpoint needs one.
+    #[serde(default)]
+    pub api_key_env: Option<String>,
+    /// Time allowed for one request.
+    #[serde(default = "default_endpoint_timeout_ms")]
+    pub timeout_ms: u64,
+    /// Further attempts after a timeout, a connection error, 429 or 5xx.
+    #[serde(default = "default_endpoint_retries")]
+    pub retries: u32,
+}
+
+fn default_endpoint_timeout_ms() -> u64 {
+    2_000
+}
+
+fn default_endpoint_retries() -> u32 {
+    2
 }
 
 /// Why one attempt failed, and whether another may succeed.
