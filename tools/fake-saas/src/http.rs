@@ -33,6 +33,16 @@ pub(crate) fn parse_pairs(s: &str) -> Vec<(String, String)> {
 }
 
 impl Req {
+    /// The path's segments between its slashes, a trailing slash ignored
+    /// (`/a/b/` is `["a", "b"]`).
+    pub fn segments(&self) -> Vec<&str> {
+        self.path
+            .trim_end_matches('/')
+            .trim_start_matches('/')
+            .split('/')
+            .collect()
+    }
+
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers.get(name).and_then(|v| v.to_str().ok())
     }
@@ -157,6 +167,11 @@ pub(crate) fn raw(code: u16, content_type: &str, body: impl Into<Body>) -> Respo
         r.headers_mut().insert(header::CONTENT_TYPE, v);
     }
     r
+}
+
+/// An HTML page, as vendors answer browsers (and the odd API error).
+pub(crate) fn html(code: u16, body: impl Into<Body>) -> Response {
+    raw(code, "text/html; charset=utf-8", body)
 }
 
 /// A response without body.

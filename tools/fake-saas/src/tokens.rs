@@ -154,6 +154,16 @@ pub(crate) enum Auth {
     Expired,
 }
 
+impl Auth {
+    /// The signed-in user, when the token is good.
+    pub(crate) fn user(self) -> Option<String> {
+        match self {
+            Auth::Ok(user) => Some(user),
+            _ => None,
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub(crate) struct AuthCode {
     pub vendor: Vendor,

@@ -26,7 +26,7 @@ use crate::Shared;
 use crate::dataset::{self, ASANA_WORKSPACE_GID, AsanaTask};
 use crate::http::{self, Req};
 use crate::search::Query;
-use crate::tokens::{Auth, Vendor};
+use crate::tokens::Vendor;
 
 fn err(status: u16, message: &str) -> Response {
     http::json(
@@ -85,9 +85,8 @@ pub(crate) fn handle(shared: &Shared, req: &Req) -> Response {
     let Some(api) = path.strip_prefix("/api/1.0/") else {
         return err(404, "No matching route for request");
     };
-    let user = match auth(shared, Vendor::Asana, req) {
-        Auth::Ok(u) => u,
-        _ => return unauthorized(),
+    let Some(user) = auth(shared, Vendor::Asana, req).user() else {
+        return unauthorized();
     };
     let segs: Vec<&str> = api.split('/').collect();
     let workspace =

@@ -20,7 +20,7 @@ use crate::dataset::{self, CONFLUENCE_BASE, ConfluencePage};
 use crate::http::{self, Req};
 use crate::search::{Doc, Query, Term};
 use crate::time::{self, Range};
-use crate::tokens::{Auth, Vendor};
+use crate::tokens::Vendor;
 
 fn unauthorized() -> Response {
     http::json(401, &json!({"code": 401, "message": "Unauthorized"}))
@@ -51,12 +51,10 @@ fn bad(status: u16, message: &str) -> Response {
 }
 
 pub(crate) fn handle(shared: &Shared, req: &Req) -> Response {
-    match auth(shared, Vendor::Confluence, req) {
-        Auth::Ok(_) => {}
-        _ => return unauthorized(),
+    if auth(shared, Vendor::Confluence, req).user().is_none() {
+        return unauthorized();
     }
-    let path = req.path.trim_end_matches('/');
-    let segs: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    let segs = req.segments();
     let ["ex", "confluence", cloud, "wiki", rest @ ..] = segs.as_slice() else {
         return http::json(404, &json!({"code": 404, "message": "Not Found"}));
     };

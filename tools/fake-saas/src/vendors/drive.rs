@@ -22,15 +22,13 @@ use crate::Shared;
 use crate::dataset::{self, DriveFile, MIME_DOC, MIME_SHEET};
 use crate::http::{self, Req};
 use crate::search::{Doc, Query};
-use crate::tokens::{Auth, Vendor};
+use crate::tokens::Vendor;
 
 pub(crate) fn handle(shared: &Shared, req: &Req) -> Response {
-    match auth(shared, Vendor::GoogleDrive, req) {
-        Auth::Ok(_) => {}
-        _ => return unauthorized(),
+    if auth(shared, Vendor::GoogleDrive, req).user().is_none() {
+        return unauthorized();
     }
-    let path = req.path.trim_end_matches('/');
-    let segs: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    let segs = req.segments();
     match (&req.method, segs.as_slice()) {
         (&Method::GET, ["drive", "v3", "files"]) => list(req),
         (&Method::GET, ["drive", "v3", "files", id]) => match find(id) {

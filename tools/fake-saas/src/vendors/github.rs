@@ -68,9 +68,8 @@ pub(crate) fn error(status: u16, retry_after: Option<u32>) -> Response {
         404 => message(404, "Not Found", DOCS),
         422 => message(422, "Validation Failed", DOCS),
         500 => http::json(500, &json!({"message": "Server Error"})),
-        502 => http::raw(
+        502 => http::html(
             502,
-            "text/html; charset=utf-8",
             "<html><body><h1>502 Bad Gateway</h1>Unicorn! This page is taking too long to load.</body></html>",
         ),
         503 => message(503, "Service Unavailable", DOCS),
@@ -93,11 +92,7 @@ pub(crate) fn handle(shared: &Shared, req: &Req) -> Response {
             (&Method::POST, "/login/oauth/access_token") => {
                 oauth::token(shared, Vendor::Github, req)
             }
-            _ => http::raw(
-                404,
-                "text/html; charset=utf-8",
-                "<html><body>Not Found</body></html>",
-            ),
+            _ => http::html(404, "<html><body>Not Found</body></html>"),
         };
     }
     // api.github.com

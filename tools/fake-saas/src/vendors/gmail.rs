@@ -20,15 +20,13 @@ use crate::dataset::{self, GMAIL_ADDRESS, GmailMessage};
 use crate::http::{self, Req};
 use crate::search::{Query, qualifier, split_words};
 use crate::time::Range;
-use crate::tokens::{Auth, Vendor};
+use crate::tokens::Vendor;
 
 pub(crate) fn handle(shared: &Shared, req: &Req) -> Response {
-    match auth(shared, Vendor::Gmail, req) {
-        Auth::Ok(_) => {}
-        _ => return unauthorized(),
+    if auth(shared, Vendor::Gmail, req).user().is_none() {
+        return unauthorized();
     }
-    let path = req.path.trim_end_matches('/');
-    let segs: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    let segs = req.segments();
     let me = |u: &str| u == "me" || u.eq_ignore_ascii_case(GMAIL_ADDRESS);
     match (&req.method, segs.as_slice()) {
         (&Method::GET, ["gmail", "v1", "users", user, "messages"]) if me(user) => list(req),

@@ -19,7 +19,7 @@ use crate::Shared;
 use crate::dataset::{self, HUBSPOT_PORTAL_ID, HubspotObject};
 use crate::http::{self, Req};
 use crate::search::Query;
-use crate::tokens::{Auth, Vendor};
+use crate::tokens::Vendor;
 
 fn err(status: u16, category: &str, message: &str) -> Response {
     http::json(
@@ -92,11 +92,7 @@ pub(crate) fn handle(shared: &Shared, req: &Req) -> Response {
     if req.host == "app.hubspot.com" {
         return match (&req.method, path) {
             (&Method::GET, "/oauth/authorize") => oauth::authorize(shared, Vendor::Hubspot, req),
-            _ => http::raw(
-                404,
-                "text/html; charset=utf-8",
-                "<html><body><h1>Not found</h1></body></html>",
-            ),
+            _ => http::html(404, "<html><body><h1>Not found</h1></body></html>"),
         };
     }
     match (&req.method, path) {
@@ -124,11 +120,10 @@ pub(crate) fn handle(shared: &Shared, req: &Req) -> Response {
         shared.tokens().revoke(Vendor::Hubspot, token);
         return http::empty(204);
     }
-    match auth(shared, Vendor::Hubspot, req) {
-        Auth::Ok(_) => {}
-        _ => return unauthorized(),
+    if auth(shared, Vendor::Hubspot, req).user().is_none() {
+        return unauthorized();
     }
-    let segs: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    let segs = req.segments();
     match (&req.method, segs.as_slice()) {
         (&Method::GET, ["account-info", "v3", "details"]) => http::json(
             200,

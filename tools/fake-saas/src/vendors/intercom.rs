@@ -76,11 +76,7 @@ pub(crate) fn handle(shared: &Shared, req: &Req) -> Response {
     if req.host == "app.intercom.com" {
         return match (&req.method, path) {
             (&Method::GET, "/oauth") => oauth::authorize(shared, Vendor::Intercom, req),
-            _ => http::raw(
-                404,
-                "text/html; charset=utf-8",
-                "<html><body><h1>Page not found</h1></body></html>",
-            ),
+            _ => http::html(404, "<html><body><h1>Page not found</h1></body></html>"),
         };
     }
     if (&req.method, path) == (&Method::POST, "/auth/eagle/token") {
@@ -103,7 +99,7 @@ pub(crate) fn handle(shared: &Shared, req: &Req) -> Response {
             );
         }
     }
-    let segs: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    let segs = req.segments();
     match (&req.method, segs.as_slice()) {
         (&Method::POST, ["auth", "uninstall"]) => {
             if let Some(t) = req.bearer() {

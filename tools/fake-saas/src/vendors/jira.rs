@@ -122,11 +122,10 @@ pub(crate) fn handle(shared: &Shared, req: &Req) -> Response {
             }]),
         );
     }
-    let user = match auth(shared, Vendor::Jira, req) {
-        Auth::Ok(u) => u,
-        _ => return unauthorized(),
+    let Some(user) = auth(shared, Vendor::Jira, req).user() else {
+        return unauthorized();
     };
-    let segs: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    let segs = req.segments();
     let ["ex", "jira", cloud, rest @ ..] = segs.as_slice() else {
         return http::json(404, &json!({"code": 404, "message": "Not Found"}));
     };

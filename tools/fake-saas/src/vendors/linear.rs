@@ -12,7 +12,7 @@ use crate::graphql::{self, Document, Field};
 use crate::http::{self, Req};
 use crate::search::Query;
 use crate::time::{self, Range};
-use crate::tokens::{Auth, Vendor};
+use crate::tokens::Vendor;
 
 fn gql_error(status: u16, message: &str, code: &str) -> Response {
     http::json(
@@ -57,11 +57,7 @@ pub(crate) fn handle(shared: &Shared, req: &Req) -> Response {
     if req.host == "linear.app" {
         return match (&req.method, path) {
             (&Method::GET, "/oauth/authorize") => oauth::authorize(shared, Vendor::Linear, req),
-            _ => http::raw(
-                404,
-                "text/html; charset=utf-8",
-                "<html><body>Not Found</body></html>",
-            ),
+            _ => http::html(404, "<html><body>Not Found</body></html>"),
         };
     }
     match (&req.method, path) {
@@ -90,9 +86,8 @@ pub(crate) fn handle(shared: &Shared, req: &Req) -> Response {
 }
 
 fn graphql(shared: &Shared, req: &Req) -> Response {
-    let user = match auth(shared, Vendor::Linear, req) {
-        Auth::Ok(u) => u,
-        _ => return unauthenticated(),
+    let Some(user) = auth(shared, Vendor::Linear, req).user() else {
+        return unauthenticated();
     };
     let body = match req.json() {
         Ok(Value::Object(m)) => m,

@@ -82,9 +82,8 @@ pub(crate) fn error(status: u16) -> Response {
 }
 
 pub(crate) fn handle(shared: &Shared, req: &Req) -> Response {
-    let path = req.path.trim_end_matches('/');
     if req.host == "login.microsoftonline.com" {
-        let segs: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+        let segs = req.segments();
         return match (&req.method, segs.as_slice()) {
             (&Method::GET, [_tenant, "oauth2", "v2.0", "authorize"]) => {
                 oauth::authorize(shared, Vendor::Microsoft365, req)
@@ -102,7 +101,7 @@ pub(crate) fn handle(shared: &Shared, req: &Req) -> Response {
         Auth::Ok(u) => u,
         other => return unauthorized(&other),
     };
-    let segs: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    let segs = req.segments();
     match (&req.method, segs.as_slice()) {
         (&Method::POST, ["v1.0" | "beta", "search", "query"]) => search(req),
         (&Method::GET, ["v1.0" | "beta", "me"]) => {

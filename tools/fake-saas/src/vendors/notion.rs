@@ -10,7 +10,7 @@ use crate::Shared;
 use crate::dataset::{self, NotionBlock, NotionPage};
 use crate::http::{self, Req};
 use crate::search::Query;
-use crate::tokens::{Auth, Vendor};
+use crate::tokens::Vendor;
 
 fn err(status: u16, code: &str, message: &str) -> Response {
     http::json(
@@ -82,9 +82,8 @@ pub(crate) fn handle(shared: &Shared, req: &Req) -> Response {
     if !path.starts_with("/v1/") {
         return invalid_url();
     }
-    match auth(shared, Vendor::Notion, req) {
-        Auth::Ok(_) => {}
-        _ => return err(401, "unauthorized", "API token is invalid."),
+    if auth(shared, Vendor::Notion, req).user().is_none() {
+        return err(401, "unauthorized", "API token is invalid.");
     }
     let Some(version) = req.header("notion-version").map(str::to_string) else {
         return err(

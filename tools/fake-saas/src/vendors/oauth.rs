@@ -18,16 +18,14 @@ use crate::tokens::{AuthCode, Vendor, pkce_ok};
 pub(crate) fn authorize(shared: &Shared, vendor: Vendor, req: &Req) -> Response {
     let p = |n: &str| req.param(n).filter(|v| !v.is_empty());
     let Some(client_id) = p("client_id") else {
-        return http::raw(
+        return http::html(
             400,
-            "text/html; charset=utf-8",
             "<html><body><h1>Missing client_id</h1><p>The authorization request has no client_id parameter.</p></body></html>",
         );
     };
     let Some(redirect_uri) = p("redirect_uri") else {
-        return http::raw(
+        return http::html(
             400,
-            "text/html; charset=utf-8",
             "<html><body><h1>Missing redirect_uri</h1><p>fake-saas needs a redirect_uri to send the code to.</p></body></html>",
         );
     };

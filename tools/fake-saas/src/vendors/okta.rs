@@ -222,9 +222,8 @@ fn oauth_error(status: u16, error: &str, description: &str) -> Response {
 }
 
 fn page(status: u16, title: &str, body: &str) -> Response {
-    http::raw(
+    http::html(
         status,
-        "text/html; charset=utf-8",
         format!(
             "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><link rel=\"icon\" href=\"data:,\"><title>{title} · acme (Okta)</title></head>\
              <body><main><h1>{title}</h1>{body}</main></body></html>"

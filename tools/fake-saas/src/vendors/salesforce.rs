@@ -22,7 +22,7 @@ use crate::Shared;
 use crate::dataset::{self, SalesforceRecord};
 use crate::http::{self, Req};
 use crate::search::Query;
-use crate::tokens::{Auth, Vendor};
+use crate::tokens::Vendor;
 
 fn err(status: u16, code: &str, message: &str) -> Response {
     http::json(status, &json!([{ "message": message, "errorCode": code }]))
@@ -86,11 +86,10 @@ pub(crate) fn handle(shared: &Shared, req: &Req) -> Response {
     if req.host != "acme.my.salesforce.com" {
         return err(404, "NOT_FOUND", "The requested resource does not exist");
     }
-    match auth(shared, Vendor::Salesforce, req) {
-        Auth::Ok(_) => {}
-        _ => return unauthorized(),
+    if auth(shared, Vendor::Salesforce, req).user().is_none() {
+        return unauthorized();
     }
-    let segs: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    let segs = req.segments();
     let mut response = match (&req.method, segs.as_slice()) {
         (&Method::GET, ["services", "data"]) => http::json(
             200,

@@ -35,11 +35,7 @@ pub(crate) fn handle(shared: &Shared, req: &Req) -> Response {
         return oauth::authorize(shared, Vendor::Slack, req);
     }
     let Some(method) = path.strip_prefix("/api/") else {
-        return http::raw(
-            404,
-            "text/html; charset=utf-8",
-            "<html><body>Not Found</body></html>",
-        );
+        return http::html(404, "<html><body>Not Found</body></html>");
     };
     if method == "oauth.v2.access" {
         return oauth::token(shared, Vendor::Slack, req);

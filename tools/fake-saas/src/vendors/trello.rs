@@ -98,7 +98,7 @@ pub(crate) fn handle(shared: &Shared, req: &Req) -> Response {
         Auth::Expired => return text(401, "expired token"),
         _ => return text(401, "invalid token"),
     };
-    let segs: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    let segs = req.segments();
     match (&req.method, segs.as_slice()) {
         (&Method::GET, ["1", "search"]) => search(req),
         (&Method::GET, ["1", "members", "me"]) => {
@@ -164,9 +164,8 @@ fn authorize(shared: &Shared, req: &Req) -> Response {
         .issue(Vendor::Trello, &user, expires, &scope, p("key"));
     match p("return_url") {
         Some(url) => http::redirect(&format!("{url}#token={}", pair.access_token)),
-        None => http::raw(
+        None => http::html(
             200,
-            "text/html; charset=utf-8",
             format!(
                 "<html><body><p>You have granted access to your Trello information.</p><p>To complete the process, please give this token:</p><pre>{}</pre></body></html>",
                 pair.access_token

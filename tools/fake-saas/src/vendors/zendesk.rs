@@ -16,7 +16,7 @@ use crate::dataset::{self, ZENDESK_SUBDOMAIN, ZendeskTicket};
 use crate::http::{self, Req};
 use crate::search::{Query, qualifier, split_words};
 use crate::time::{self, Range};
-use crate::tokens::{Auth, Vendor};
+use crate::tokens::Vendor;
 
 fn base() -> String {
     format!("https://{ZENDESK_SUBDOMAIN}.zendesk.com")
@@ -70,11 +70,10 @@ pub(crate) fn handle(shared: &Shared, req: &Req) -> Response {
         _ => {}
     }
     let token = req.bearer().unwrap_or_default();
-    match auth(shared, Vendor::Zendesk, req) {
-        Auth::Ok(_) => {}
-        _ => return unauthorized(),
+    if auth(shared, Vendor::Zendesk, req).user().is_none() {
+        return unauthorized();
     }
-    let segs: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    let segs = req.segments();
     match (&req.method, segs.as_slice()) {
         (&Method::GET, ["api", "v2", "search.json"]) => search(req),
         (&Method::GET, ["api", "v2", "tickets", id]) => {
