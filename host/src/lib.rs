@@ -20,6 +20,7 @@ mod invariants;
 pub mod issuer;
 pub mod logging;
 pub mod metrics;
+pub mod net;
 pub mod oauth;
 pub mod oidc;
 pub mod rank;

@@ -4,15 +4,15 @@
 
 use std::sync::Arc;
 
+use axum::Form;
 use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
-use axum::{Extension, Form};
 use serde::Deserialize;
 
+use super::Dashboard;
 use super::session::{self, Session};
 use super::templates::{csrf_field, esc, html, page};
-use super::{Dashboard, require};
 
 fn confirmation(session: &Session, error: Option<&str>) -> String {
     let alert = error
@@ -29,15 +29,12 @@ fn confirmation(session: &Session, error: Option<&str>) -> String {
     )
 }
 
-pub async fn confirm_page(session: Option<Extension<Session>>) -> Response {
-    match require(session) {
-        Ok(session) => html(
-            "Delete all my data",
-            &session,
-            &confirmation(&session, None),
-        ),
-        Err(r) => r,
-    }
+pub async fn confirm_page(session: Session) -> Response {
+    html(
+        "Delete all my data",
+        &session,
+        &confirmation(&session, None),
+    )
 }
 
 #[derive(Deserialize)]
@@ -48,13 +45,9 @@ pub struct DeleteForm {
 
 pub async fn delete(
     State(dashboard): State<Arc<Dashboard>>,
-    session: Option<Extension<Session>>,
+    session: Session,
     Form(form): Form<DeleteForm>,
 ) -> Response {
-    let session = match require(session) {
-        Ok(s) => s,
-        Err(r) => return r,
-    };
     if form.confirm_email.trim().to_lowercase() != session.email {
         let mut response = html(
             "Delete all my data",

@@ -8,14 +8,14 @@
 
 use std::sync::Arc;
 
+use axum::Form;
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::response::Response;
-use axum::{Extension, Form};
 use serde::Deserialize;
 
+use super::Dashboard;
 use super::templates::{csrf_field, esc, html, internal_error, message};
-use super::{Dashboard, require};
 use crate::calendar::rfc3339;
 
 #[derive(Deserialize, Default)]
@@ -33,14 +33,7 @@ pub struct Decision {
 }
 
 /// `GET /device[?user_code=...]`: the form to enter a code.
-pub async fn page(
-    session: Option<Extension<super::session::Session>>,
-    Query(query): Query<CodeQuery>,
-) -> Response {
-    let session = match require(session) {
-        Ok(session) => session,
-        Err(redirect) => return redirect,
-    };
+pub async fn page(session: super::session::Session, Query(query): Query<CodeQuery>) -> Response {
     let body = format!(
         r#"<p>An assistant asked to use Quarry as you. Enter the code it shows.</p>
 <form method="post" action="/device">{csrf}
@@ -56,13 +49,9 @@ pub async fn page(
 /// `POST /device`: shows who asks, with approve and deny buttons.
 pub async fn review(
     State(dashboard): State<Arc<Dashboard>>,
-    session: Option<Extension<super::session::Session>>,
+    session: super::session::Session,
     Form(form): Form<CodeQuery>,
 ) -> Response {
-    let session = match require(session) {
-        Ok(session) => session,
-        Err(redirect) => return redirect,
-    };
     let keys = [format!("device:{}", session.user_id)];
     if dashboard.throttled(&keys) {
         return message(
@@ -100,13 +89,9 @@ pub async fn review(
 /// `POST /device/decide`
 pub async fn decide(
     State(dashboard): State<Arc<Dashboard>>,
-    session: Option<Extension<super::session::Session>>,
+    session: super::session::Session,
     Form(form): Form<Decision>,
 ) -> Response {
-    let session = match require(session) {
-        Ok(session) => session,
-        Err(redirect) => return redirect,
-    };
     let approve = match form.decision.as_str() {
         "approve" => true,
         "deny" => false,

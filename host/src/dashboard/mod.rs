@@ -31,7 +31,6 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 
-use self::session::Session;
 use crate::api::App;
 use crate::config::{DashboardConfig, OAuthClient};
 
@@ -255,13 +254,4 @@ fn secure(headers: &mut HeaderMap) {
         header::HeaderName::from_static("cross-origin-opener-policy"),
         HeaderValue::from_static("same-origin"),
     );
-}
-
-/// The signed-in user, or a redirect to the sign-in page.
-#[allow(clippy::result_large_err)] // the Err is the response itself, returned at once
-pub fn require(session: Option<axum::Extension<Session>>) -> Result<Session, Response> {
-    match session {
-        Some(axum::Extension(session)) => Ok(session),
-        None => Err(Redirect::to("/dashboard/login").into_response()),
-    }
 }

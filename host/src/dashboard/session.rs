@@ -7,7 +7,8 @@ use std::sync::Arc;
 use anyhow::Result;
 use argon2::password_hash::rand_core::OsRng;
 use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
-use axum::extract::State;
+use axum::extract::{FromRequestParts, State};
+use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use axum::{Extension, Form};
@@ -43,6 +44,21 @@ pub struct Session {
     pub user_id: String,
     pub email: String,
     pub csrf: String,
+}
+
+/// A handler that takes a `Session` is for signed-in people only: the
+/// guard found the session from its cookie; without one, the person is
+/// sent to sign in.
+impl<S: Send + Sync> FromRequestParts<S> for Session {
+    type Rejection = Redirect;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Session, Redirect> {
+        parts
+            .extensions
+            .get::<Session>()
+            .cloned()
+            .ok_or_else(|| Redirect::to("/dashboard/login"))
+    }
 }
 
 // ---- passwords ------------------------------------------------------------

@@ -3,15 +3,15 @@
 
 use std::sync::Arc;
 
+use axum::Form;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
-use axum::{Extension, Form};
 
+use super::Dashboard;
 use super::session::Session;
 use super::templates::{csrf_field, esc, html, internal_error, message};
 use super::tools::CsrfOnly;
-use super::{Dashboard, require};
 use crate::calendar::rfc3339;
 
 /// Tokens issued on the dashboard live this long.
@@ -61,25 +61,15 @@ fn listing(dashboard: &Dashboard, session: &Session, shown: Option<(&str, i64)>)
     html("API tokens", session, &body)
 }
 
-pub async fn page(
-    State(dashboard): State<Arc<Dashboard>>,
-    session: Option<Extension<Session>>,
-) -> Response {
-    match require(session) {
-        Ok(session) => listing(&dashboard, &session, None),
-        Err(r) => r,
-    }
+pub async fn page(State(dashboard): State<Arc<Dashboard>>, session: Session) -> Response {
+    listing(&dashboard, &session, None)
 }
 
 pub async fn issue(
     State(dashboard): State<Arc<Dashboard>>,
-    session: Option<Extension<Session>>,
+    session: Session,
     Form(_): Form<CsrfOnly>,
 ) -> Response {
-    let session = match require(session) {
-        Ok(s) => s,
-        Err(r) => return r,
-    };
     match dashboard
         .app
         .store
@@ -95,14 +85,10 @@ pub async fn issue(
 
 pub async fn revoke(
     State(dashboard): State<Arc<Dashboard>>,
-    session: Option<Extension<Session>>,
+    session: Session,
     Path(id): Path<String>,
     Form(_): Form<CsrfOnly>,
 ) -> Response {
-    let session = match require(session) {
-        Ok(s) => s,
-        Err(r) => return r,
-    };
     match dashboard.app.store.revoke_token(&session.user_id, &id) {
         Ok(true) => {
             tracing::info!(user = %session.user_id, "dashboard: API token revoked");

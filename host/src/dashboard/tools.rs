@@ -7,15 +7,15 @@
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
+use axum::Form;
 use axum::extract::{OriginalUri, Path, Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
-use axum::{Extension, Form};
 use serde::{Deserialize, Serialize};
 
 use super::session::Session;
 use super::templates::{csrf_field, esc, html, internal_error, message};
-use super::{Dashboard, expected_origin, pending, require};
+use super::{Dashboard, expected_origin, pending};
 use crate::connectors::manifest::{Flow, Manifest, OAuth, fill_endpoint};
 use crate::oauth::{Outcome, TokenToRevoke};
 use crate::store::records::Writer;
@@ -109,13 +109,9 @@ pub struct Notice {
 
 pub async fn page(
     State(dashboard): State<Arc<Dashboard>>,
-    session: Option<Extension<Session>>,
+    session: Session,
     Query(notice): Query<Notice>,
 ) -> Response {
-    let session = match require(session) {
-        Ok(s) => s,
-        Err(r) => return r,
-    };
     let grants = dashboard
         .app
         .store
@@ -363,16 +359,12 @@ fn widen_form_action(response: &mut Response, origins: &[String]) {
 
 pub async fn connect(
     State(dashboard): State<Arc<Dashboard>>,
-    session: Option<Extension<Session>>,
+    session: Session,
     Path(id): Path<String>,
     OriginalUri(uri): OriginalUri,
     headers: HeaderMap,
     Form(form): Form<Vec<(String, String)>>,
 ) -> Response {
-    let session = match require(session) {
-        Ok(s) => s,
-        Err(r) => return r,
-    };
     let Some(connector) = dashboard.app.registry.get(&id) else {
         return message(
             StatusCode::NOT_FOUND,
@@ -443,13 +435,9 @@ pub struct Callback {
 
 pub async fn callback(
     State(dashboard): State<Arc<Dashboard>>,
-    session: Option<Extension<Session>>,
+    session: Session,
     Query(callback): Query<Callback>,
 ) -> Response {
-    let session = match require(session) {
-        Ok(s) => s,
-        Err(r) => return r,
-    };
     let refused = |text: &str| message(StatusCode::BAD_REQUEST, "Connection failed", text);
     let Some(state) = callback.state.filter(|s| !s.is_empty() && s.len() < 200) else {
         return refused("The vendor's answer has no state.");
@@ -575,14 +563,10 @@ fn merged_settings(
 
 pub async fn disconnect(
     State(dashboard): State<Arc<Dashboard>>,
-    session: Option<Extension<Session>>,
+    session: Session,
     Path(id): Path<String>,
     Form(_): Form<CsrfOnly>,
 ) -> Response {
-    let session = match require(session) {
-        Ok(s) => s,
-        Err(r) => return r,
-    };
     let store = &dashboard.app.store;
     let Ok(Some(grant)) = store.grant(&session.user_id, &id) else {
         return message(

@@ -3,15 +3,15 @@
 
 use std::sync::Arc;
 
+use axum::Form;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
-use axum::{Extension, Form};
 
+use super::Dashboard;
 use super::session::Session;
 use super::templates::{csrf_field, esc, html, internal_error, message};
 use super::tools::CsrfOnly;
-use super::{Dashboard, require};
 use crate::calendar::rfc3339;
 use crate::webhooks::{RegisterError, SUBSCRIBABLE};
 
@@ -70,25 +70,15 @@ fn listing(
     response
 }
 
-pub async fn page(
-    State(dashboard): State<Arc<Dashboard>>,
-    session: Option<Extension<Session>>,
-) -> Response {
-    match require(session) {
-        Ok(session) => listing(&dashboard, &session, None, StatusCode::OK),
-        Err(r) => r,
-    }
+pub async fn page(State(dashboard): State<Arc<Dashboard>>, session: Session) -> Response {
+    listing(&dashboard, &session, None, StatusCode::OK)
 }
 
 pub async fn register(
     State(dashboard): State<Arc<Dashboard>>,
-    session: Option<Extension<Session>>,
+    session: Session,
     Form(form): Form<Vec<(String, String)>>,
 ) -> Response {
-    let session = match require(session) {
-        Ok(s) => s,
-        Err(r) => return r,
-    };
     let url = form
         .iter()
         .find(|(k, _)| k == "url")
@@ -130,14 +120,10 @@ pub async fn register(
 
 pub async fn remove(
     State(dashboard): State<Arc<Dashboard>>,
-    session: Option<Extension<Session>>,
+    session: Session,
     Path(id): Path<String>,
     Form(_): Form<CsrfOnly>,
 ) -> Response {
-    let session = match require(session) {
-        Ok(s) => s,
-        Err(r) => return r,
-    };
     match dashboard.app.webhooks.unregister(&session.user_id, &id) {
         Ok(true) => Redirect::to("/dashboard/webhooks").into_response(),
         Ok(false) => message(

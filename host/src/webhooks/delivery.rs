@@ -11,7 +11,8 @@ use reqwest::header::{CONTENT_TYPE, RETRY_AFTER};
 use super::outbox::Message;
 use super::retry::parse_retry_after;
 use super::signing;
-use super::target::{self, AddressDenied, GuardedResolver, Policy};
+use super::target::{self, Policy};
+use crate::net::{AddressDenied, GuardedResolver};
 
 /// What an attempt came to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -42,9 +43,9 @@ impl Sender {
             .redirect(reqwest::redirect::Policy::none())
             // A proxy would resolve the name itself, past the resolver.
             .no_proxy()
-            .dns_resolver(std::sync::Arc::new(GuardedResolver {
-                allow_private: policy.allow_private,
-            }))
+            .dns_resolver(std::sync::Arc::new(GuardedResolver::allowing_private(
+                policy.allow_private,
+            )))
             .timeout(timeout)
             .connect_timeout(timeout.min(Duration::from_secs(5)))
             .pool_idle_timeout(Duration::from_secs(30))
@@ -113,12 +114,8 @@ fn judge(status: StatusCode, headers: &reqwest::header::HeaderMap, now: SystemTi
 
 /// A transport error, without the URL reqwest puts in its messages.
 fn describe(error: &reqwest::Error) -> String {
-    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
-    while let Some(e) = source {
-        if let Some(denied) = e.downcast_ref::<AddressDenied>() {
-            return format!("target refused: {denied}");
-        }
-        source = e.source();
+    if let Some(denied) = AddressDenied::in_chain(error) {
+        return format!("target refused: {denied}");
     }
     let kind = if error.is_timeout() {
         "timed out"

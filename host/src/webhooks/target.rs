@@ -10,10 +10,9 @@
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
-use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 use url::{Host, Url};
 
-use crate::connectors::upstream::is_public;
+use crate::net::is_public;
 
 /// Longest URL accepted.
 pub const MAX_URL_CHARS: usize = 2048;
@@ -104,49 +103,11 @@ fn literal(host: &Host<&str>) -> Option<IpAddr> {
     }
 }
 
-/// The delivery client's resolver: only public addresses, unless private
-/// targets are allowed. It runs at connect time on the addresses actually
-/// used, so an answer that changed since registration is checked too. (IP
-/// literals never reach a resolver; [`check_url`] covers them before each
-/// delivery.)
-pub struct GuardedResolver {
-    pub allow_private: bool,
-}
-
-#[derive(Debug)]
-pub struct AddressDenied(pub String);
-
-impl std::fmt::Display for AddressDenied {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} resolves only to non-public addresses", self.0)
-    }
-}
-
-impl std::error::Error for AddressDenied {}
-
-impl Resolve for GuardedResolver {
-    fn resolve(&self, name: Name) -> Resolving {
-        let host = name.as_str().to_ascii_lowercase();
-        let allow_private = self.allow_private;
-        Box::pin(async move {
-            // The port is replaced by the URL's when connecting.
-            let found: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0))
-                .await?
-                .filter(|a| allow_private || is_public(a.ip()))
-                .collect();
-            if found.is_empty() {
-                return Err(
-                    Box::new(AddressDenied(host)) as Box<dyn std::error::Error + Send + Sync>
-                );
-            }
-            Ok(Box::new(found.into_iter()) as Addrs)
-        })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::net::GuardedResolver;
+    use reqwest::dns::Resolve;
 
     const STRICT: Policy = Policy {
         allow_plain_http: false,
@@ -222,18 +183,14 @@ mod tests {
 
     #[tokio::test]
     async fn the_resolver_refuses_private_addresses_at_delivery() {
-        let strict = GuardedResolver {
-            allow_private: false,
-        };
+        let strict = GuardedResolver::allowing_private(false);
         let error = strict
             .resolve("localhost".parse().unwrap())
             .await
             .err()
             .expect("loopback is refused");
         assert!(error.to_string().contains("non-public"), "{error}");
-        let lax = GuardedResolver {
-            allow_private: true,
-        };
+        let lax = GuardedResolver::allowing_private(true);
         let addrs: Vec<SocketAddr> = lax
             .resolve("localhost".parse().unwrap())
             .await
