@@ -179,15 +179,7 @@ mod tests {
     fn reads_settings_and_words() {
         assert_eq!(workspace(" 1201994848293001 ").unwrap(), "1201994848293001");
         assert!(workspace("12/../x").is_err());
-        let request = SearchRequest {
-            query: "q".into(),
-            terms: vec!["apple".into(), "pay".into(), "launch".into()],
-            phrases: vec!["apple pay".into()],
-            since: None,
-            until: None,
-            max_results: 5,
-            settings: vec![],
-        };
+        let request = SearchRequest::new("q", &["apple", "pay", "launch"], &["apple pay"]);
         assert_eq!(search_text(&request), "apple pay launch");
     }
 }

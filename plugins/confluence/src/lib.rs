@@ -145,15 +145,7 @@ mod tests {
     use super::*;
 
     fn request(terms: &[&str]) -> SearchRequest {
-        SearchRequest {
-            query: terms.join(" "),
-            terms: terms.iter().map(|t| t.to_string()).collect(),
-            phrases: vec![],
-            since: None,
-            until: None,
-            max_results: 10,
-            settings: vec![],
-        }
+        SearchRequest::new(&terms.join(" "), terms, &[])
     }
 
     #[test]

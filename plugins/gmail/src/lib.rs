@@ -200,15 +200,8 @@ mod tests {
 
     #[test]
     fn builds_the_query() {
-        let request = SearchRequest {
-            query: "x".into(),
-            terms: vec!["checkout".into(), "502".into()],
-            phrases: vec![],
-            since: Some("2025-02-01T00:00:00Z".into()),
-            until: Some("2025-02-28T00:00:00Z".into()),
-            max_results: 5,
-            settings: vec![],
-        };
+        let request = SearchRequest::new("x", &["checkout", "502"], &[])
+            .between(Some("2025-02-01T00:00:00Z"), Some("2025-02-28T00:00:00Z"));
         assert_eq!(
             gmail_query(&request),
             "(checkout OR 502) after:1738367999 before:1740700801"

@@ -232,15 +232,15 @@ mod tests {
 
     #[test]
     fn builds_the_query() {
-        let request = SearchRequest {
-            query: "x".into(),
-            terms: vec!["rollout".into(), "o'brien".into(), "checkout".into()],
-            phrases: vec!["loyalty points".into()],
-            since: Some("2026-06-01T00:00:00Z".into()),
-            until: Some("2026-06-30T00:00:00+02:00".into()),
-            max_results: 5,
-            settings: vec![],
-        };
+        let request = SearchRequest::new(
+            "x",
+            &["rollout", "o'brien", "checkout"],
+            &["loyalty points"],
+        )
+        .between(
+            Some("2026-06-01T00:00:00Z"),
+            Some("2026-06-30T00:00:00+02:00"),
+        );
         assert_eq!(
             drive_query(&request),
             "(fullText contains '\"loyalty points\"' or fullText contains 'rollout' or fullText contains 'o\\'brien' or fullText contains 'checkout') \

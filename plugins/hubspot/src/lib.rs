@@ -364,15 +364,8 @@ mod tests {
 
     #[test]
     fn builds_the_search_body() {
-        let request = SearchRequest {
-            query: "x".into(),
-            terms: vec!["refund".into()],
-            phrases: vec![],
-            since: Some("2025-08-01T00:00:00Z".into()),
-            until: None,
-            max_results: 5,
-            settings: vec![],
-        };
+        let request =
+            SearchRequest::new("x", &["refund"], &[]).between(Some("2025-08-01T00:00:00Z"), None);
         let body = search_body(&OBJECTS[3], &request, 5, Some("10".into()));
         assert_eq!(
             body,

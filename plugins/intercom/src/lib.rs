@@ -314,15 +314,8 @@ mod tests {
 
     #[test]
     fn builds_the_query() {
-        let request = SearchRequest {
-            query: "q".into(),
-            terms: vec!["charged".into(), "twice".into(), "invoice".into()],
-            phrases: vec!["charged twice".into()],
-            since: Some("2025-03-01T00:00:00Z".into()),
-            until: None,
-            max_results: 5,
-            settings: vec![],
-        };
+        let request = SearchRequest::new("q", &["charged", "twice", "invoice"], &["charged twice"])
+            .between(Some("2025-03-01T00:00:00Z"), None);
         let q = search_query(&request);
         assert_eq!(q["operator"], "AND");
         assert_eq!(q["value"][0]["operator"], "OR");

@@ -117,15 +117,8 @@ mod tests {
 
     #[test]
     fn jql_escapes_and_bounds() {
-        let request = SearchRequest {
-            query: "x".into(),
-            terms: vec!["invoice".into(), "retry\"; DROP".into()],
-            phrases: vec![],
-            since: Some("2025-01-01T00:00:00Z".into()),
-            until: None,
-            max_results: 10,
-            settings: vec![],
-        };
+        let request = SearchRequest::new("x", &["invoice", "retry\"; DROP"], &[])
+            .between(Some("2025-01-01T00:00:00Z"), None);
         assert_eq!(
             jql(&request),
             "text ~ \"invoice retry DROP\" AND updated >= \"2025-01-01\" ORDER BY updated DESC"

@@ -309,15 +309,8 @@ mod tests {
 
     #[test]
     fn builds_kql() {
-        let request = SearchRequest {
-            query: "x".into(),
-            terms: vec!["checkout".into(), "time(out)".into()],
-            phrases: vec!["bad gateway".into()],
-            since: Some("2026-01-01T00:00:00Z".into()),
-            until: Some("2026-06-30T23:59:59Z".into()),
-            max_results: 10,
-            settings: vec![],
-        };
+        let request = SearchRequest::new("x", &["checkout", "time(out)"], &["bad gateway"])
+            .between(Some("2026-01-01T00:00:00Z"), Some("2026-06-30T23:59:59Z"));
         let text = kql_text(&request).unwrap();
         assert_eq!(text, "\"bad gateway\" OR checkout OR timeout");
         assert_eq!(

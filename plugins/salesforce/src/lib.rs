@@ -319,15 +319,7 @@ mod tests {
     use super::*;
 
     fn request(terms: &[&str], phrases: &[&str]) -> SearchRequest {
-        SearchRequest {
-            query: terms.join(" "),
-            terms: terms.iter().map(|t| t.to_string()).collect(),
-            phrases: phrases.iter().map(|t| t.to_string()).collect(),
-            since: None,
-            until: None,
-            max_results: 10,
-            settings: vec![],
-        }
+        SearchRequest::new(&terms.join(" "), terms, phrases)
     }
 
     #[test]

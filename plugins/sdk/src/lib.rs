@@ -79,6 +79,33 @@ pub mod prelude {
     pub use serde_json::{Value, json};
 }
 
+/// Requests as the host sends them, for the connectors' unit tests.
+impl SearchRequest {
+    /// A request for `query` with these terms and phrases: no time range,
+    /// ten results, no settings.
+    pub fn new(query: &str, terms: &[&str], phrases: &[&str]) -> SearchRequest {
+        let owned = |words: &[&str]| words.iter().map(|w| w.to_string()).collect();
+        SearchRequest {
+            query: query.to_string(),
+            terms: owned(terms),
+            phrases: owned(phrases),
+            since: None,
+            until: None,
+            max_results: 10,
+            settings: Vec::new(),
+        }
+    }
+
+    /// The same request limited to `since` and `until` (RFC 3339).
+    pub fn between(self, since: Option<&str>, until: Option<&str>) -> SearchRequest {
+        SearchRequest {
+            since: since.map(String::from),
+            until: until.map(String::from),
+            ..self
+        }
+    }
+}
+
 /// Conveniences on the request the host sends.
 pub trait SearchRequestExt {
     /// A non-secret setting of this user's connection.

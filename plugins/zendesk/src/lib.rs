@@ -136,15 +136,8 @@ mod tests {
 
     #[test]
     fn builds_the_query() {
-        let request = SearchRequest {
-            query: "x".into(),
-            terms: vec!["refund".into(), "currency".into()],
-            phrases: vec![],
-            since: Some("2025-08-01T00:00:00Z".into()),
-            until: None,
-            max_results: 5,
-            settings: vec![],
-        };
+        let request = SearchRequest::new("x", &["refund", "currency"], &[])
+            .between(Some("2025-08-01T00:00:00Z"), None);
         assert_eq!(
             search_query(&request),
             "type:ticket refund currency updated>2025-07-31T23:59:59Z"
