@@ -12,7 +12,7 @@
 use std::collections::HashSet;
 
 use fake_saas::search::Query;
-use fake_saas::{Fault, RecordedRequest, dataset};
+use fake_saas::{Fault, RecordedRequest, dataset, time};
 use quarry::connectors::manifest::{AuthScheme, Manifest, Method, RouteKind};
 use quarry::connectors::policy::{GuestRequest, admit};
 use quarry::connectors::{Document, ErrorKind, SearchRequest};
@@ -175,50 +175,14 @@ fn find<'a>(docs: &'a [Document], url: &str) -> &'a Document {
 
 /// A vendor's RFC 3339 time as connectors report it: whole seconds, UTC.
 fn rfc3339(text: &str) -> String {
-    format_unix(unix(text))
+    time::rfc3339(unix(text))
 }
 
-/// Seconds of an RFC 3339 UTC time with optional milliseconds
-/// (`2026-01-01T00:00:00Z`, `...:00.000Z`).
+/// Seconds of an RFC 3339 time (`2026-01-01T00:00:00Z`, `...:00.000Z`).
 fn unix(text: &str) -> i64 {
-    let t = text.trim_end_matches('Z');
-    let t = t.split('.').next().unwrap();
-    let (date, time) = t.split_once('T').unwrap();
-    let d: Vec<i64> = date.split('-').map(|x| x.parse().unwrap()).collect();
-    let c: Vec<i64> = time.split(':').map(|x| x.parse().unwrap()).collect();
-    days_from_civil(d[0], d[1], d[2]) * 86_400 + c[0] * 3600 + c[1] * 60 + c[2]
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's
-/// algorithm), so the tests need no date crate.
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
-/// The inverse of [`unix`]: `YYYY-MM-DDTHH:MM:SSZ`.
-fn format_unix(unix: i64) -> String {
-    let days = unix.div_euclid(86_400);
-    let secs = unix.rem_euclid(86_400);
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        secs / 3600,
-        secs % 3600 / 60,
-        secs % 60
-    )
+    time::parse(text)
+        .unwrap_or_else(|| panic!("{text} is not a time"))
+        .start
 }
 
 #[tokio::test]
@@ -393,7 +357,7 @@ async fn gmail_records_are_mapped_field_for_field() {
     assert_eq!(doc.author.as_deref(), Some(message.from_name.as_str()));
     assert_eq!(
         doc.updated_at.as_deref(),
-        Some(format_unix(message.unix).as_str())
+        Some(time::rfc3339(message.unix).as_str())
     );
     let snippet: String = message
         .body
@@ -493,11 +457,11 @@ async fn salesforce_records_are_mapped_field_for_field() {
     assert_eq!(doc.author.as_deref(), case.field("CreatedBy.Name"));
     assert_eq!(
         doc.updated_at.as_deref(),
-        Some(format_unix(case.updated_unix).as_str())
+        Some(time::rfc3339(case.updated_unix).as_str())
     );
     assert_eq!(
         doc.created_at.as_deref(),
-        Some(format_unix(case.created_unix).as_str())
+        Some(time::rfc3339(case.created_unix).as_str())
     );
     assert_eq!(doc.metadata["object"], "Case");
     assert_eq!(doc.metadata["account"], "Kaffeehaus Müller");
@@ -548,7 +512,7 @@ async fn microsoft_365_records_are_mapped_field_for_field() {
     assert_eq!(doc.author.as_deref(), Some(postmortem.author_name.as_str()));
     assert_eq!(
         doc.updated_at.as_deref(),
-        Some(format_unix(postmortem.modified_unix).as_str())
+        Some(time::rfc3339(postmortem.modified_unix).as_str())
     );
     assert!(
         doc.content
@@ -589,7 +553,7 @@ async fn asana_records_are_mapped_field_for_field() {
     assert_eq!(doc.author.as_deref(), Some(task.created_by.1.as_str()));
     assert_eq!(
         doc.updated_at.as_deref(),
-        Some(format_unix(task.modified_unix).as_str())
+        Some(time::rfc3339(task.modified_unix).as_str())
     );
     assert_eq!(doc.metadata["projects"][0], "Product launches");
     assert_eq!(doc.metadata["assignee"], task.assignee.1.as_str());
@@ -610,11 +574,11 @@ async fn trello_records_are_mapped_field_for_field() {
     assert_eq!(doc.content, card.desc.replace("**", ""));
     assert_eq!(
         doc.created_at.as_deref(),
-        Some(format_unix(card.created_unix).as_str())
+        Some(time::rfc3339(card.created_unix).as_str())
     );
     assert_eq!(
         doc.updated_at.as_deref(),
-        Some(format_unix(card.updated_unix).as_str())
+        Some(time::rfc3339(card.updated_unix).as_str())
     );
     assert_eq!(doc.metadata["board"], "Marketing");
     assert_eq!(doc.metadata["list"], card.list.as_str());
@@ -647,7 +611,7 @@ async fn intercom_records_are_mapped_field_for_field() {
     assert_eq!(doc.author.as_deref(), Some("Katrin Müller"));
     assert_eq!(
         doc.updated_at.as_deref(),
-        Some(format_unix(conversation.updated_unix).as_str())
+        Some(time::rfc3339(conversation.updated_unix).as_str())
     );
     assert_eq!(doc.metadata["state"], conversation.state.as_str());
     assert_eq!(

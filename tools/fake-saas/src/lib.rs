@@ -47,7 +47,7 @@ mod graphql;
 mod http;
 pub mod search;
 mod server;
-mod time;
+pub mod time;
 mod tls;
 mod tokens;
 mod vendors;
