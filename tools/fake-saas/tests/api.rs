@@ -10,7 +10,7 @@ use reqwest::{Client, StatusCode};
 
 mod common;
 
-use common::{client_for, json_of, start};
+use common::{access_token, client_for, get_status, json_of, revoke_by_form, start};
 use serde_json::{Value, json};
 
 // ------------------------------------------------------------------------------------ TLS
@@ -1192,7 +1192,7 @@ async fn other_vendors_oauth_and_revoke() {
             .unwrap(),
     )
     .await;
-    let nt = b["access_token"].as_str().unwrap().to_string();
+    let nt = access_token(&b);
     let r = client
         .post("https://api.notion.com/v1/search")
         .bearer_auth(&nt)
@@ -1236,7 +1236,7 @@ async fn other_vendors_oauth_and_revoke() {
             .unwrap(),
     )
     .await;
-    let lt = b["access_token"].as_str().unwrap().to_string();
+    let lt = access_token(&b);
     let gql = |t: String| {
         let client = client.clone();
         async move {
@@ -1251,13 +1251,8 @@ async fn other_vendors_oauth_and_revoke() {
         }
     };
     assert_eq!(gql(lt.clone()).await, 200);
-    let r = client
-        .post("https://api.linear.app/oauth/revoke")
-        .form(&[("token", lt.as_str())])
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 200);
+    let linear_revoke = "https://api.linear.app/oauth/revoke";
+    assert_eq!(revoke_by_form(&client, linear_revoke, &lt).await, 200);
     assert_eq!(gql(lt.clone()).await, 401);
 
     // Jira
@@ -1285,29 +1280,13 @@ async fn other_vendors_oauth_and_revoke() {
             .unwrap(),
     )
     .await;
-    let jt = b["access_token"].as_str().unwrap().to_string();
+    let jt = access_token(&b);
     assert_eq!(b["scope"], "read:jira-work offline_access");
-    let res = |t: String| {
-        let client = client.clone();
-        async move {
-            client
-                .get("https://api.atlassian.com/oauth/token/accessible-resources")
-                .bearer_auth(t)
-                .send()
-                .await
-                .unwrap()
-                .status()
-        }
-    };
-    assert_eq!(res(jt.clone()).await, 200);
-    let r = client
-        .post("https://auth.atlassian.com/oauth/revoke")
-        .form(&[("token", jt.as_str())])
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 200);
-    assert_eq!(res(jt.clone()).await, 401);
+    let resources = "https://api.atlassian.com/oauth/token/accessible-resources";
+    assert_eq!(get_status(&client, resources, &jt).await, 200);
+    let jira_revoke = "https://auth.atlassian.com/oauth/revoke";
+    assert_eq!(revoke_by_form(&client, jira_revoke, &jt).await, 200);
+    assert_eq!(get_status(&client, resources, &jt).await, 401);
 
     let revoked = fake.revoked_tokens();
     for t in [&user_token, &nt, &lt, &jt] {
