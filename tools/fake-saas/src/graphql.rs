@@ -329,10 +329,9 @@ mod tests {
 
     #[test]
     fn literal_values_keep_their_json_types() {
-        let doc = parse(
-            r#"{ a(n: 5 , x: -2.5e1, b: true, e: OPEN, l: [1, null], o: {k: "v"}) { id } }"#,
-        )
-        .unwrap();
+        let doc =
+            parse(r#"{ a(n: 5 , x: -2.5e1, b: true, e: OPEN, l: [1, null], o: {k: "v"}) { id } }"#)
+                .unwrap();
         let f = doc.fields(&doc.operations[0].selections)[0];
         let resolved = |name| f.arg(name).unwrap().resolve(&Map::new());
         assert_eq!(resolved("n"), json!(5));
