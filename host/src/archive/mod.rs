@@ -20,21 +20,20 @@
 mod deep_search;
 mod entries;
 mod index;
+mod indexer;
+mod stored;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 
-use self::entries::{
-    ENTRIES, HISTORY, INDEX_SEGMENTS, PENDING, history_record_id, read_head, write_head,
-};
+use self::entries::{ENTRIES, HISTORY, PENDING, history_record_id, read_head, write_head};
 pub use self::entries::{Entry, HistoryRecord, USER_DATA};
 pub use self::index::{Hit, UserIndex};
-use crate::rank::{Priority, Scheduler};
+use crate::rank::Scheduler;
 use crate::store::Store;
-use crate::store::records::{Flow, Records, user_parts, user_seqs};
+use crate::store::records::{Records, user_seqs};
 
 /// The serialized index is sealed in pieces of this size: stored values stay
 /// small and a large index never needs one contiguous ciphertext.
@@ -224,129 +223,6 @@ impl Archive {
         Ok(found)
     }
 
-    /// Runs the indexer until the process ends: it wakes when a query is
-    /// archived (and every few seconds, for work left by a previous run).
-    pub fn start(self: &Arc<Self>) {
-        let archive = self.clone();
-        tokio::spawn(async move {
-            loop {
-                let _ = tokio::time::timeout(Duration::from_secs(5), archive.wake.notified()).await;
-                if let Err(error) = archive.index_everyone().await {
-                    tracing::warn!(
-                        error = format!("{error:#}"),
-                        "archive indexing failed; will retry"
-                    );
-                    tokio::time::sleep(Duration::from_secs(5)).await;
-                }
-            }
-        });
-    }
-
-    async fn index_everyone(&self) -> Result<()> {
-        for user_id in self.users_with_pending()? {
-            let slot = self.slot(&user_id);
-            let _indexing = slot.indexing.lock().await;
-            self.load(&user_id, &slot).await?;
-            self.index_pending(&user_id, &slot).await?;
-            self.save_if_due(&user_id, &slot)?;
-        }
-        Ok(())
-    }
-
-    fn users_with_pending(&self) -> Result<Vec<String>> {
-        let mut users: Vec<String> = Vec::new();
-        self.store.read()?.each(&PENDING, .., |(user, _), ()| {
-            if users.last() != Some(&user) {
-                users.push(user);
-            }
-            Ok(Flow::Continue)
-        })?;
-        Ok(users)
-    }
-
-    /// Embeds a user's pending entries, stores their vectors and adds them
-    /// to the loaded index. The caller holds the slot's indexing lock.
-    async fn index_pending(&self, user_id: &str, slot: &Arc<Slot>) -> Result<()> {
-        loop {
-            let mut batch = self.pending_batch(user_id, EMBED_BATCH)?;
-            if batch.is_empty() {
-                return Ok(());
-            }
-            // The scheduler serves live queries first; the batch's vectors
-            // are stored in one commit.
-            let texts = batch.iter().map(|(_, e)| e.content.clone()).collect();
-            let vectors = self.embed(texts).await?;
-            for ((_, entry), vector) in batch.iter_mut().zip(vectors) {
-                entry.vector = Some((self.embedder_name().to_string(), vector));
-            }
-            self.index_embedded(user_id, slot, &batch)?;
-        }
-    }
-
-    /// Stores the vectors of queued entries and adds them to the loaded
-    /// index (those a deletion or another task took off the queue
-    /// meanwhile are skipped).
-    fn index_embedded(&self, user_id: &str, slot: &Slot, embedded: &[(u64, Entry)]) -> Result<()> {
-        let stored = self.store_vectors(user_id, embedded)?;
-        let mut guard = slot.index.lock().expect("index lock");
-        if let Some(index) = guard.as_mut() {
-            for (seq, entry) in embedded
-                .iter()
-                .filter(|(seq, _)| stored.binary_search(seq).is_ok())
-            {
-                index.set_time(*seq, entry.queried_at_ms);
-                if let Some((_, vector)) = &entry.vector {
-                    index.add(*seq, vector)?;
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// Up to `limit` of the user's queued entries, oldest first.
-    fn pending_batch(&self, user_id: &str, limit: usize) -> Result<Vec<(u64, Entry)>> {
-        let key = self.store.data_key(user_id)?;
-        let txn = self.store.read()?;
-        let mut queued = Vec::new();
-        txn.each(&PENDING, user_seqs(user_id), |(_, seq), ()| {
-            queued.push(seq);
-            Ok(if queued.len() < limit {
-                Flow::Continue
-            } else {
-                Flow::Stop
-            })
-        })?;
-        let mut out = Vec::new();
-        for seq in queued {
-            if let Some(sealed) = txn.get(&ENTRIES, (user_id, seq))? {
-                out.push((seq, Entry::open(&key, user_id, seq, &sealed)?));
-            }
-        }
-        Ok(out)
-    }
-
-    /// Writes vectors into their entries and takes them off the queue, in one
-    /// commit; only entries still queued are written (a deletion that ran
-    /// meanwhile removed the queue with the user). Returns the seqs stored.
-    fn store_vectors(&self, user_id: &str, indexed: &[(u64, Entry)]) -> Result<Vec<u64>> {
-        let key = self.store.data_key(user_id)?;
-        let mut txn = self.store.write()?;
-        let mut stored = Vec::new();
-        for (seq, entry) in indexed {
-            if txn.remove(&PENDING, (user_id, *seq))?.is_some() {
-                txn.put(&ENTRIES, (user_id, *seq), &entry.seal(&key, user_id, *seq)?)?;
-                stored.push(*seq);
-            }
-        }
-        txn.commit()?;
-        Ok(stored)
-    }
-
-    /// Embeds the backlog with the archive's embedder, behind live work.
-    async fn embed(&self, texts: Vec<String>) -> Result<Vec<Vec<f32>>> {
-        self.embedder.embed_all(&texts, Priority::Background).await
-    }
-
     fn slot(&self, user_id: &str) -> Arc<Slot> {
         let mut loaded = self.loaded.lock().expect("loaded indexes");
         if loaded.len() >= MAX_LOADED && !loaded.contains_key(user_id) {
@@ -363,74 +239,6 @@ impl Archive {
             .expect("loaded indexes")
             .get(user_id)
             .cloned()
-    }
-
-    /// Makes sure the slot holds the user's index: the stored one if it was
-    /// built by this embedder, else a new one; then catches up with entries
-    /// archived since it was stored.
-    async fn load(&self, user_id: &str, slot: &Arc<Slot>) -> Result<()> {
-        let _loading = slot.loading.lock().await;
-        if slot.index.lock().expect("index lock").is_some() {
-            return Ok(());
-        }
-        let store = self.store.clone();
-        let (name, dimensions) = (self.embedder_name().to_string(), self.embedder.dimensions());
-        let (user, slot) = (user_id.to_string(), slot.clone());
-        tokio::task::spawn_blocking(move || {
-            let index = stored_index(&store, &user, &name, dimensions)?;
-            // Caught up under the index lock: an entry recorded meanwhile
-            // is either in this read or added by `record` once it is done.
-            let mut guard = slot.index.lock().expect("index lock");
-            catch_up_with(&store, &user, guard.insert(index))
-        })
-        .await?
-    }
-
-    fn save_if_due(&self, user_id: &str, slot: &Slot) -> Result<()> {
-        let due = slot
-            .index
-            .lock()
-            .expect("index lock")
-            .as_ref()
-            .is_some_and(|index| index.unsaved >= SAVE_AFTER.min(index.len().div_ceil(10)).max(1));
-        if due {
-            self.save(user_id, slot)?;
-        }
-        Ok(())
-    }
-
-    /// Seals the index and stores it in segments, replacing the previous
-    /// generation in the same commit.
-    fn save(&self, user_id: &str, slot: &Slot) -> Result<()> {
-        let bytes = {
-            let mut guard = slot.index.lock().expect("index lock");
-            let Some(index) = guard.as_mut() else {
-                return Ok(());
-            };
-            index.unsaved = 0;
-            index.serialize()?
-        };
-        let key = self.store.data_key(user_id)?;
-        let mut txn = self.store.write()?;
-        if !self.store.has_data_key_in(&txn, user_id)? {
-            return Ok(());
-        }
-        let mut head = read_head(&txn, user_id)?;
-        let generation = head.index_generation + 1;
-        txn.remove_in(&INDEX_SEGMENTS, user_parts(user_id))?;
-        for (n, piece) in bytes.chunks(SEGMENT_BYTES).enumerate() {
-            let record_id = segment_record_id(generation, n as u32);
-            txn.put(
-                &INDEX_SEGMENTS,
-                (user_id, n as u32),
-                &key.encrypt(user_id, &record_id, piece),
-            )?;
-        }
-        head.index_generation = generation;
-        head.index_segments = bytes.chunks(SEGMENT_BYTES).count() as u32;
-        write_head(&mut txn, user_id, &head)?;
-        txn.commit()?;
-        Ok(())
     }
 
     /// Stores every loaded index with unsaved vectors (at shutdown).
@@ -509,10 +317,6 @@ impl Archive {
     }
 }
 
-fn segment_record_id(generation: u64, n: u32) -> String {
-    format!("archive-index/{generation}/{n}")
-}
-
 /// Forgets the least recently used index that has nothing unsaved and that
 /// no task is using.
 fn evict_one(loaded: &mut HashMap<String, Arc<Slot>>) {
@@ -533,110 +337,9 @@ fn evict_one(loaded: &mut HashMap<String, Arc<Slot>>) {
     }
 }
 
-/// The stored index, if there is one and it fits the embedder; else a new
-/// one.
-fn stored_index(
-    store: &Store,
-    user_id: &str,
-    embedder: &str,
-    dimensions: usize,
-) -> Result<UserIndex> {
-    let key = store.data_key(user_id)?;
-    let txn = store.read()?;
-    let head = read_head(&txn, user_id)?;
-    if head.index_segments == 0 {
-        return UserIndex::new(embedder, dimensions);
-    }
-    let mut bytes = Vec::new();
-    for n in 0..head.index_segments {
-        let sealed = txn
-            .get(&INDEX_SEGMENTS, (user_id, n))?
-            .with_context(|| format!("index segment {n} is missing"))?;
-        bytes.extend(key.decrypt(
-            user_id,
-            &segment_record_id(head.index_generation, n),
-            &sealed,
-        )?);
-    }
-    match UserIndex::deserialize(&bytes) {
-        Ok(index) if index.embedder() == embedder => Ok(index),
-        Ok(_) => UserIndex::new(embedder, dimensions),
-        Err(error) => {
-            tracing::warn!(
-                user = user_id,
-                error = format!("{error:#}"),
-                "stored index unreadable; rebuilding"
-            );
-            UserIndex::new(embedder, dimensions)
-        }
-    }
-}
-
-/// Brings `index` up to date with the user's entries; entries whose vector
-/// another embedder made are queued again.
-fn catch_up_with(store: &Store, user_id: &str, index: &mut UserIndex) -> Result<()> {
-    let key = store.data_key(user_id)?;
-    let txn = store.read()?;
-    let head = read_head(&txn, user_id)?;
-    let stale = catch_up(&txn, &key, user_id, &head, index)?;
-    drop(txn);
-    if !stale.is_empty() {
-        requeue(store, user_id, &stale)?;
-    }
-    Ok(())
-}
-
 /// Whether `at` is within `[from, to]` (inclusive; `None` is open).
 fn within(at: i64, from: Option<i64>, to: Option<i64>) -> bool {
     from.is_none_or(|from| at >= from) && to.is_none_or(|to| at <= to)
-}
-
-/// Adds entries the index does not hold yet: those archived after it was
-/// stored, and those indexed after it was stored. Entries without a usable
-/// vector are left to the indexer (they are queued, or queued again when
-/// another embedder made their vector: those are returned).
-fn catch_up(
-    txn: &impl Records,
-    key: &crate::store::keys::DataKey,
-    user_id: &str,
-    head: &entries::Head,
-    index: &mut UserIndex,
-) -> Result<Vec<u64>> {
-    let mut stale = Vec::new();
-    for seq in 0..head.next_seq {
-        let known = seq < index.known_times();
-        let queued = || txn.contains(&PENDING, (user_id, seq));
-        if known && (index.contains(seq) || queued()?) {
-            continue;
-        }
-        let Some(sealed) = txn.get(&ENTRIES, (user_id, seq))? else {
-            continue;
-        };
-        let entry = Entry::open(key, user_id, seq, &sealed)?;
-        index.set_time(seq, entry.queried_at_ms);
-        match &entry.vector {
-            Some((name, vector)) if name == index.embedder() => index.add(seq, vector)?,
-            _ if queued()? => {}
-            _ => stale.push(seq),
-        }
-    }
-    Ok(stale)
-}
-
-/// Entries whose vectors another embedder made go back on the queue.
-fn requeue(store: &Store, user_id: &str, seqs: &[u64]) -> Result<()> {
-    tracing::info!(
-        user = user_id,
-        entries = seqs.len(),
-        "re-embedding archive entries made by another embedder"
-    );
-    let mut txn = store.write()?;
-    if store.has_data_key_in(&txn, user_id)? {
-        for seq in seqs {
-            txn.put(&PENDING, (user_id, *seq), ())?;
-        }
-    }
-    txn.commit()
 }
 
 fn now_ms() -> i64 {

@@ -12,6 +12,7 @@ pub mod account;
 pub mod device;
 mod pending;
 pub mod session;
+mod settings;
 pub mod sso;
 pub mod templates;
 pub mod tokens;

@@ -9,14 +9,17 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use axum::Form;
 use axum::extract::{OriginalUri, Path, Query, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use serde::{Deserialize, Serialize};
 
 use super::session::Session;
+use super::settings::{
+    Step, askable, merged_settings, origin_of, settings_step, widen_form_action,
+};
 use super::templates::{csrf_field, esc, html, internal_error, message};
 use super::{Dashboard, expected_origin, pending};
-use crate::connectors::manifest::{Flow, Manifest, OAuth, fill_endpoint};
+use crate::connectors::manifest::{Flow, OAuth, fill_endpoint};
 use crate::oauth::{Outcome, TokenToRevoke};
 use crate::store::records::Writer;
 use crate::store::{Counted, Grant, GrantStatus, UserData, now, random_b64};
@@ -74,12 +77,6 @@ fn refusal(dashboard: &Dashboard, connector: &str, oauth: Option<&OAuth>) -> Opt
         ));
     }
     None
-}
-
-/// `https://host[:port]` of a URL, for `form-action`.
-fn origin_of(url: &str) -> Option<String> {
-    let url = url::Url::parse(url).ok()?;
-    Some(url.origin().ascii_serialization()).filter(|o| o != "null")
 }
 
 /// The URL the browser goes to: the manifest's (or the identity
@@ -193,169 +190,6 @@ pub async fn page(
 
 #[derive(Deserialize)]
 pub struct CsrfOnly {}
-
-/// The settings a person types for a connector: the manifest's, less
-/// those the vendor's token response gives.
-fn askable(manifest: &Manifest) -> impl Iterator<Item = &crate::connectors::manifest::Setting> {
-    manifest.settings.iter().filter(|s| !s.from_token)
-}
-
-/// Where the settings step of connecting stands.
-enum Step {
-    /// The typed settings, checked (none when the tool has none to ask).
-    Ready(Vec<(String, String)>),
-    /// The page that asks for them (first, or again with what is wrong).
-    Ask(Response),
-}
-
-fn settings_step(
-    dashboard: &Dashboard,
-    session: &Session,
-    manifest: &Manifest,
-    form: &[(String, String)],
-) -> Step {
-    if askable(manifest).next().is_none() {
-        return Step::Ready(Vec::new());
-    }
-    let typed = |name: &str| {
-        form.iter()
-            .find(|(n, _)| n == &format!("setting.{name}"))
-            .map(|(_, v)| v.trim().to_string())
-    };
-    let submitted = form.iter().any(|(n, _)| n == "settings_step");
-    if !submitted {
-        let current = dashboard
-            .app
-            .store
-            .grant(&session.user_id, &manifest.id)
-            .ok()
-            .flatten()
-            .map(|g| g.settings)
-            .unwrap_or_default();
-        return Step::Ask(settings_page(dashboard, session, manifest, &current, None));
-    }
-    let settings: Vec<(String, String)> = askable(manifest)
-        .filter_map(|s| {
-            typed(&s.name)
-                .filter(|v| !v.is_empty())
-                .map(|v| (s.name.clone(), v))
-        })
-        .collect();
-    let problem = askable(manifest)
-        .find(|s| s.required && !settings.iter().any(|(n, _)| *n == s.name))
-        .map(|s| format!("{} is required.", s.name))
-        .or_else(|| {
-            settings
-                .iter()
-                .find(|(_, v)| v.len() > 500)
-                .map(|(n, _)| format!("{n} is too long."))
-        })
-        .or_else(|| {
-            let oauth = manifest.oauth.as_ref()?;
-            [&oauth.authorize_url, &oauth.token_url]
-                .into_iter()
-                .find_map(|url| fill_endpoint(url, &settings).err())
-        });
-    match problem {
-        None => Step::Ready(settings),
-        Some(problem) => {
-            let mut page = settings_page(dashboard, session, manifest, &settings, Some(&problem));
-            *page.status_mut() = StatusCode::BAD_REQUEST;
-            Step::Ask(page)
-        }
-    }
-}
-
-fn settings_page(
-    dashboard: &Dashboard,
-    session: &Session,
-    manifest: &Manifest,
-    values: &[(String, String)],
-    problem: Option<&str>,
-) -> Response {
-    let id = &manifest.id;
-    let mut fields = String::new();
-    for setting in askable(manifest) {
-        let value = values
-            .iter()
-            .find(|(n, _)| *n == setting.name)
-            .map_or("", |(_, v)| v.as_str());
-        fields.push_str(&format!(
-            r#"<label for="setting-{name}">{name}{mark}</label>
-<input id="setting-{name}" name="setting.{name}" type="text" value="{value}" aria-describedby="setting-{name}-hint"{required}>
-<p id="setting-{name}-hint"><small>{hint}</small></p>"#,
-            name = esc(&setting.name),
-            mark = if setting.required { " (required)" } else { "" },
-            value = esc(value),
-            required = if setting.required { " required" } else { "" },
-            hint = esc(&setting.description),
-        ));
-    }
-    let alert = problem
-        .map(|p| format!(r#"<p class="notice error" role="alert">{}</p>"#, esc(p)))
-        .unwrap_or_default();
-    let body = format!(
-        r#"{alert}<p>{id} needs these settings of your account before you approve Quarry's read-only access there.</p>
-<form method="post" action="/dashboard/tools/{id}/connect">{csrf}<input type="hidden" name="settings_step" value="1">
-{fields}<p><button type="submit">Continue to {id}</button></p></form>
-<p><a href="/dashboard/tools">Back to your tools</a></p>"#,
-        id = esc(id),
-        csrf = csrf_field(session),
-    );
-    let mut response = html(&format!("Connect {id}"), session, &body);
-    // The form's answer is a redirect to the vendor: allow its origin, with
-    // a wildcard for the label a setting fills (and the demo's overrides).
-    let mut origins = vec!["'self'".to_string()];
-    if let Some(oauth) = &manifest.oauth {
-        let wildcard = oauth
-            .authorize_url
-            .split('/')
-            .take(3)
-            .collect::<Vec<_>>()
-            .join("/");
-        let wildcard = wildcard_origin(&wildcard);
-        origins.push(wildcard);
-    }
-    for base in dashboard.config.authorize_host_overrides.values() {
-        if let Some(origin) = origin_of(base).filter(|o| !origins.contains(o)) {
-            origins.push(origin);
-        }
-    }
-    widen_form_action(&mut response, &origins);
-    response
-}
-
-/// `https://{subdomain}.zendesk.com` → `https://*.zendesk.com`.
-fn wildcard_origin(origin: &str) -> String {
-    let mut out = String::new();
-    let mut inside = false;
-    for c in origin.chars() {
-        match c {
-            '{' => {
-                inside = true;
-                out.push('*');
-            }
-            '}' => inside = false,
-            c if !inside => out.push(c),
-            _ => {}
-        }
-    }
-    out
-}
-
-/// Lets this page's forms lead to `origins` (CSP `form-action` governs
-/// where a form's redirects may go too).
-fn widen_form_action(response: &mut Response, origins: &[String]) {
-    let csp = super::templates::CSP.replace(
-        "form-action 'self'",
-        &format!("form-action {}", origins.join(" ")),
-    );
-    if let Ok(value) = HeaderValue::from_str(&csp) {
-        response
-            .headers_mut()
-            .insert(header::CONTENT_SECURITY_POLICY, value);
-    }
-}
 
 pub async fn connect(
     State(dashboard): State<Arc<Dashboard>>,
@@ -531,36 +365,6 @@ async fn exchange(dashboard: &Dashboard, pending: &Connecting, code: &str) -> Re
     store.put_grant(&pending.user_id, &pending.connector, &grant)
 }
 
-/// A connection's settings after connecting again: what was typed on the
-/// settings step replaces the askable ones (an emptied field clears its
-/// setting); what the vendor's answer names (Salesforce's instance_url) is
-/// taken; anything else the connection had stays.
-fn merged_settings(
-    manifest: &Manifest,
-    mut settings: Vec<(String, String)>,
-    typed: &[(String, String)],
-    token_response: &serde_json::Map<String, serde_json::Value>,
-) -> Vec<(String, String)> {
-    if askable(manifest).next().is_some() {
-        settings.retain(|(name, _)| !askable(manifest).any(|s| s.name == *name));
-    }
-    let from_token = manifest
-        .settings
-        .iter()
-        .filter(|s| s.from_token)
-        .filter_map(|s| {
-            Some((
-                s.name.clone(),
-                token_response.get(&s.name)?.as_str()?.to_string(),
-            ))
-        });
-    for (name, value) in typed.iter().cloned().chain(from_token) {
-        settings.retain(|(n, _)| *n != name);
-        settings.push((name, value));
-    }
-    settings
-}
-
 pub async fn disconnect(
     State(dashboard): State<Arc<Dashboard>>,
     session: Session,
@@ -624,61 +428,4 @@ pub async fn disconnect(
             esc(&said)
         ),
     )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn pairs(items: &[(&str, &str)]) -> Vec<(String, String)> {
-        items
-            .iter()
-            .map(|(n, v)| (n.to_string(), v.to_string()))
-            .collect()
-    }
-
-    #[test]
-    fn settings_typed_again_replace_the_askable_ones_and_tokens_fill_theirs() {
-        let text = std::fs::read_to_string(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../plugins/jira/connector.toml"
-        ))
-        .unwrap();
-        let mut manifest = Manifest::parse(&text).unwrap();
-        manifest
-            .settings
-            .push(crate::connectors::manifest::Setting {
-                name: "instance".into(),
-                description: String::new(),
-                required: false,
-                from_token: true,
-            });
-        let before = pairs(&[("site", "old.atlassian.net"), ("legacy", "kept")]);
-        let answer = serde_json::json!({"access_token": "t", "instance": "https://x.test"});
-        // An emptied optional field clears its setting.
-        let answer = answer.as_object().unwrap();
-        let merged = merged_settings(&manifest, before.clone(), &[], answer);
-        assert_eq!(
-            merged,
-            pairs(&[("legacy", "kept"), ("instance", "https://x.test")])
-        );
-        let merged = merged_settings(&manifest, before, &pairs(&[("site", "new")]), answer);
-        assert_eq!(
-            merged,
-            pairs(&[
-                ("legacy", "kept"),
-                ("site", "new"),
-                ("instance", "https://x.test")
-            ])
-        );
-    }
-
-    #[test]
-    fn templated_hosts_become_wildcards_in_the_csp() {
-        assert_eq!(
-            wildcard_origin("https://{subdomain}.zendesk.com"),
-            "https://*.zendesk.com"
-        );
-        assert_eq!(wildcard_origin("https://linear.app"), "https://linear.app");
-    }
 }

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::store::Store;
 use crate::store::keys::MasterKey;
-use crate::store::records::{Bytes, Flow, Records, Space, Text, TimeText, Unit, Writer};
+use crate::store::records::{Bytes, Records, Space, Text, TimeText, Unit, Writer};
 
 /// Delivery id → [`Entry`] (JSON).
 pub(super) const OUTBOX: Space<Text, Bytes> = Space::new("webhook_outbox");
@@ -103,21 +103,9 @@ pub fn next_due(store: &Store) -> Result<Option<i64>> {
 /// Up to `limit` entries due at `now_ms`, earliest first.
 pub fn due(store: &Store, now_ms: i64, limit: usize) -> Result<Vec<Entry>> {
     let txn = store.read()?;
-    let mut ids = Vec::new();
-    txn.each(
-        &DUE,
-        (i64::MIN, "")..(now_ms.saturating_add(1), ""),
-        |(_, id), ()| {
-            ids.push(id);
-            Ok(if ids.len() < limit {
-                Flow::Continue
-            } else {
-                Flow::Stop
-            })
-        },
-    )?;
+    let due = txn.first_n(&DUE, (i64::MIN, "")..(now_ms.saturating_add(1), ""), limit)?;
     let mut out = Vec::new();
-    for id in ids {
+    for ((_, id), ()) in due {
         // An index entry without its record would be a bug; skip it rather
         // than stop every delivery behind it.
         if let Some(bytes) = txn.get(&OUTBOX, &id)? {
