@@ -20,6 +20,15 @@ pub(super) type Table = Space<Text, Bytes>;
 /// unfinished sign-ins must not fill the disk).
 pub(super) const MAX_IN_FLIGHT: u64 = 10_000;
 
+/// The query a flow's callback gets back from the vendor or the
+/// identity provider.
+#[derive(Deserialize)]
+pub struct Callback {
+    pub code: Option<String>,
+    pub state: Option<String>,
+    pub error: Option<String>,
+}
+
 /// What was saved, with its expiry.
 #[derive(Serialize, Deserialize)]
 pub(super) struct Pending<T> {

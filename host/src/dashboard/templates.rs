@@ -154,3 +154,19 @@ pub fn internal_error(doing: &str, error: impl std::fmt::Display) -> Response {
 pub fn html(title: &str, session: &Session, body: &str) -> Response {
     Html(page(title, Some(session), body)).into_response()
 }
+
+/// A table of `rows` (rendered `<tr>`s) under a caption and column
+/// headers, or the paragraph `empty` when there are no rows.
+pub fn table(caption: &str, headers: &[&str], rows: &str, empty: &str) -> String {
+    if rows.is_empty() {
+        return format!("<p>{}</p>", esc(empty));
+    }
+    let headers: String = headers
+        .iter()
+        .map(|h| format!(r#"<th scope="col">{}</th>"#, esc(h)))
+        .collect();
+    format!(
+        "<table><caption>{}</caption><thead><tr>{headers}</tr></thead><tbody>{rows}</tbody></table>",
+        esc(caption)
+    )
+}

@@ -45,13 +45,12 @@ fn listing(dashboard: &Dashboard, session: &Session, shown: Option<(&str, i64)>)
             )
         })
         .collect();
-    let table = if tokens.is_empty() {
-        "<p>You have no active tokens.</p>".to_string()
-    } else {
-        format!(
-            r#"<table><caption>Active tokens</caption><thead><tr><th scope="col">Id</th><th scope="col">Issued</th><th scope="col">Expires</th><th scope="col">Actions</th></tr></thead><tbody>{rows}</tbody></table>"#
-        )
-    };
+    let table = super::templates::table(
+        "Active tokens",
+        &["Id", "Issued", "Expires", "Actions"],
+        &rows,
+        "You have no active tokens.",
+    );
     let body = format!(
         r#"{fresh}<p>An assistant uses an API token as <code>Authorization: Bearer qt_…</code>. Tokens issued here last 60 minutes.</p>
 <form method="post" action="/dashboard/tokens">{csrf}<button type="submit">Issue a token</button></form>

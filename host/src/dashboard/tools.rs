@@ -260,17 +260,10 @@ pub async fn connect(
     Redirect::to(authorization.url.as_str()).into_response()
 }
 
-#[derive(Deserialize)]
-pub struct Callback {
-    code: Option<String>,
-    state: Option<String>,
-    error: Option<String>,
-}
-
 pub async fn callback(
     State(dashboard): State<Arc<Dashboard>>,
     session: Session,
-    Query(callback): Query<Callback>,
+    Query(callback): Query<pending::Callback>,
 ) -> Response {
     let refused = |text: &str| message(StatusCode::BAD_REQUEST, "Connection failed", text);
     let Some(state) = callback.state.filter(|s| !s.is_empty() && s.len() < 200) else {

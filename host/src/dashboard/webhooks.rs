@@ -39,13 +39,12 @@ fn listing(
             )
         })
         .collect();
-    let table = if registrations.is_empty() {
-        "<p>You have no webhooks.</p>".to_string()
-    } else {
-        format!(
-            r#"<table><caption>Your webhooks</caption><thead><tr><th scope="col">Id</th><th scope="col">URL</th><th scope="col">Events</th><th scope="col">Created</th><th scope="col">Actions</th></tr></thead><tbody>{rows}</tbody></table>"#
-        )
-    };
+    let table = super::templates::table(
+        "Your webhooks",
+        &["Id", "URL", "Events", "Created", "Actions"],
+        &rows,
+        "You have no webhooks.",
+    );
     let events: String = SUBSCRIBABLE
         .iter()
         .map(|e| {

@@ -159,19 +159,12 @@ pub async fn start(
     response
 }
 
-#[derive(Deserialize)]
-pub struct Callback {
-    code: Option<String>,
-    state: Option<String>,
-    error: Option<String>,
-}
-
 pub async fn callback(
     State(dashboard): State<Arc<Dashboard>>,
     Extension(Peer(ip)): Extension<Peer>,
     session: Option<Extension<Session>>,
     headers: HeaderMap,
-    Query(callback): Query<Callback>,
+    Query(callback): Query<pending::Callback>,
 ) -> Response {
     let Some(provider) = &dashboard.sso else {
         return not_configured();
@@ -241,7 +234,7 @@ async fn finish(
     dashboard: &Dashboard,
     provider: &crate::oidc::Provider,
     headers: &HeaderMap,
-    callback: Callback,
+    callback: pending::Callback,
 ) -> Result<String, Refusal> {
     let bad = |text: &str| (StatusCode::BAD_REQUEST, text.to_string());
     let state = callback
