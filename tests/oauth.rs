@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use quarry::connectors::upstream::Upstream;
-use quarry::oauth::Refresher;
+use quarry::oauth::{Refresher, Vendors};
 use quarry::secret::Secret;
 use quarry::store::{Grant, GrantStatus, Store, now};
 use quarry_tests::{Harness, network_for};
@@ -29,12 +29,8 @@ async fn setup() -> Setup {
         .unwrap()
         .client()
         .clone();
-    let refresher = Refresher::new(
-        store.clone(),
-        harness.registry.clone(),
-        client,
-        Default::default(),
-    );
+    let vendors = Arc::new(Vendors::new(client, Default::default()));
+    let refresher = Refresher::new(store.clone(), harness.registry.clone(), vendors);
     Setup {
         harness,
         store,
