@@ -676,7 +676,11 @@ pub fn quarry_binary() -> PathBuf {
                 dir.pop();
             }
             let binary = dir.join(format!("quarry{}", std::env::consts::EXE_SUFFIX));
-            assert!(binary.exists(), "cargo built no quarry at {}", binary.display());
+            assert!(
+                binary.exists(),
+                "cargo built no quarry at {}",
+                binary.display()
+            );
             binary
         })
         .clone()
@@ -814,14 +818,8 @@ pub fn parse_rfc3339_utc(text: &str) -> Option<i64> {
     if !(1..=12).contains(&m) || !(1..=31).contains(&d) || hh > 23 || mm > 59 || ss > 60 {
         return None;
     }
-    // Days from the civil date (Howard Hinnant's algorithm).
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
+    // The fake's calendar (jiff), not another copy of the civil-date sums.
+    let days = fake_saas::time::days_from_civil(y, m as u32, d as u32);
     Some(days * 86_400 + hh * 3600 + mm * 60 + ss)
 }
 
