@@ -2,9 +2,8 @@
 //! HTTPS (or plain HTTP on loopback, when the operator says so) until a
 //! graceful shutdown.
 
-use std::collections::HashSet;
 use std::net::SocketAddr;
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
@@ -40,7 +39,13 @@ pub async fn start(config: Config) -> Result<Running> {
     start_background_work(&app).await?;
     // The dashboard: outside `/v1` and its gate, with its own middleware.
     let dashboard = Arc::new(crate::dashboard::Dashboard::new(
-        app.clone(),
+        crate::dashboard::Needs {
+            store: app.store.clone(),
+            registry: app.registry.clone(),
+            issuer: app.issuer.clone(),
+            webhooks: app.webhooks.clone(),
+            deletions: app.deletions.clone(),
+        },
         config.dashboard.clone(),
         config.oauth_clients.clone(),
         crate::connectors::upstream::Upstream::new(&network(&config)?)?
@@ -177,7 +182,6 @@ async fn assemble(config: &Config) -> Result<App> {
         metrics,
         published: api::docs::Published::load()?,
         in_flight: Default::default(),
-        blocked: RwLock::new(HashSet::new()),
     })
 }
 
@@ -186,17 +190,7 @@ async fn assemble(config: &Config) -> Result<App> {
 /// starts the archive's indexer, the webhook deliveries and the retry
 /// queue of token revocations.
 async fn start_background_work(app: &Arc<App>) -> Result<()> {
-    for user_id in app.deletions.unfinished()? {
-        app.blocked
-            .write()
-            .expect("blocked lock")
-            .insert(user_id.clone());
-        // A failed revocation is queued, not waited for: this ends.
-        app.deletions
-            .run(&user_id)
-            .await
-            .with_context(|| format!("resuming the deletion of {user_id}"))?;
-    }
+    app.deletions.finish_unfinished().await?;
     app.archive.start();
     app.deletions.start();
     app.webhooks.start();

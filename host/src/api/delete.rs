@@ -17,14 +17,7 @@ pub async fn delete_my_data(
     let user_id = caller.user.id.clone();
     // From here on the user's token stops working, for this and every
     // other request; the job finishes even if this request is dropped.
-    app.blocked
-        .write()
-        .expect("blocked lock")
-        .insert(user_id.clone());
-    let worker = app.clone();
-    let report = tokio::spawn(async move { worker.deletions.run(&user_id).await })
-        .await
-        .map_err(anyhow::Error::from)??;
+    let report = app.deletions.delete(&user_id).await?;
     Ok(Json(json!({
         "status": "deletion_confirmed",
         "details": report,

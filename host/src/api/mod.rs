@@ -16,8 +16,7 @@ pub mod query;
 pub mod routes;
 pub mod webhooks;
 
-use std::collections::HashSet;
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 
 use axum::Router;
 use axum::extract::State;
@@ -49,13 +48,12 @@ pub struct App {
     pub deletions: Arc<crate::deletion::Deletions>,
     pub refresher: Arc<crate::oauth::Refresher>,
     pub issuer: Arc<crate::issuer::Issuer>,
-    /// Users whose requests are refused (a deletion in progress).
-    pub blocked: RwLock<HashSet<String>>,
 }
 
 impl App {
+    /// Whether the user's deletion has begun (their requests are refused).
     pub fn is_blocked(&self, user_id: &str) -> bool {
-        self.blocked.read().expect("blocked lock").contains(user_id)
+        self.deletions.is_blocked(user_id)
     }
 }
 

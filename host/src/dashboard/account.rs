@@ -60,19 +60,11 @@ pub async fn delete(
         *response.status_mut() = StatusCode::BAD_REQUEST;
         return response;
     }
-    let app = dashboard.app.clone();
     let user_id = session.user_id.clone();
     // As DELETE /v1/delete_my_data: blocked from now on, and the job
     // finishes even if this request is dropped.
-    app.blocked
-        .write()
-        .expect("blocked lock")
-        .insert(user_id.clone());
-    let worker = app.clone();
-    let job = user_id.clone();
-    let report = tokio::spawn(async move { worker.deletions.run(&job).await }).await;
-    match report {
-        Ok(Ok(report)) => {
+    match dashboard.deletions.delete(&user_id).await {
+        Ok(report) => {
             tracing::info!(user = %user_id, "dashboard: account deleted");
             let body = format!(
                 r#"<p role="status">All of your data has been permanently deleted: {} tool tokens revoked{}, your query history and archive ({} entries), {} webhooks, your API tokens and your sign-in.</p><p>Goodbye.</p>"#,
@@ -94,8 +86,8 @@ pub async fn delete(
             )
                 .into_response()
         }
-        _ => {
-            tracing::error!(user = %user_id, "dashboard: deletion failed; it resumes at the next start");
+        Err(error) => {
+            tracing::error!(user = %user_id, error = format!("{error:#}"), "dashboard: deletion failed; it resumes at the next start");
             (
                 StatusCode::INTERNAL_SERVER_ERROR,
                 [(header::SET_COOKIE, session::clear_cookie())],

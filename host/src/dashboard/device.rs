@@ -60,7 +60,7 @@ pub async fn review(
             "Wait a few minutes, then enter the code again.",
         );
     }
-    let pending = match dashboard.app.issuer.pending_device(&form.user_code) {
+    let pending = match dashboard.issuer.pending_device(&form.user_code) {
         Ok(Some(pending)) => pending,
         Ok(None) => {
             dashboard.record_failure(&keys);
@@ -104,7 +104,6 @@ pub async fn decide(
         }
     };
     match dashboard
-        .app
         .issuer
         .decide_device(&form.user_code, &session.user_id, approve)
     {

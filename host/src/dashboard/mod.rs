@@ -32,15 +32,32 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 
-use crate::api::App;
 use crate::config::{DashboardConfig, OAuthClient};
+use crate::connectors::Registry;
+use crate::deletion::Deletions;
+use crate::issuer::Issuer;
+use crate::store::Store;
+use crate::webhooks::Webhooks;
 
 /// Largest form accepted.
 const MAX_FORM_BYTES: usize = 16 * 1024;
 
+/// What the dashboard's pages use of the rest of the service.
+pub struct Needs {
+    pub store: Arc<Store>,
+    pub registry: Arc<Registry>,
+    pub issuer: Arc<Issuer>,
+    pub webhooks: Arc<Webhooks>,
+    pub deletions: Arc<Deletions>,
+}
+
 /// Everything the dashboard's pages reach.
 pub struct Dashboard {
-    pub app: Arc<App>,
+    pub store: Arc<Store>,
+    pub registry: Arc<Registry>,
+    pub issuer: Arc<Issuer>,
+    pub webhooks: Arc<Webhooks>,
+    pub deletions: Arc<Deletions>,
     pub config: DashboardConfig,
     /// The host as an OAuth client of the vendors (connecting a tool).
     pub vendors: crate::oauth::Vendors,
@@ -55,7 +72,7 @@ pub struct Dashboard {
 
 impl Dashboard {
     pub fn new(
-        app: Arc<App>,
+        needs: Needs,
         config: DashboardConfig,
         clients: BTreeMap<String, OAuthClient>,
         http: reqwest::Client,
@@ -64,8 +81,19 @@ impl Dashboard {
             .sso
             .clone()
             .map(|sso| crate::oidc::Provider::new(sso, http.clone()));
+        let Needs {
+            store,
+            registry,
+            issuer,
+            webhooks,
+            deletions,
+        } = needs;
         Ok(Dashboard {
-            app,
+            store,
+            registry,
+            issuer,
+            webhooks,
+            deletions,
             sso,
             config,
             vendors: crate::oauth::Vendors::new(http, clients),

@@ -121,7 +121,7 @@ pub(super) fn from_headers(dashboard: &Dashboard, headers: &HeaderMap) -> Option
         return None;
     }
     let key = session_key(&id);
-    let store = &dashboard.app.store;
+    let store = &dashboard.store;
     let bytes = store.read().ok()?.get(&SESSIONS, &key).ok()??;
     let record: Record = serde_json::from_slice(&bytes).ok()?;
     let t = now();
@@ -129,7 +129,8 @@ pub(super) fn from_headers(dashboard: &Dashboard, headers: &HeaderMap) -> Option
     let alive = t - record.created_at < config.session_absolute_seconds
         && t - record.last_seen < config.session_idle_seconds;
     let user = store.user(&record.user_id).ok().flatten();
-    let (true, Some(user), false) = (alive, user, dashboard.app.is_blocked(&record.user_id)) else {
+    let (true, Some(user), false) = (alive, user, dashboard.deletions.is_blocked(&record.user_id))
+    else {
         let _ = remove(store, &key);
         return None;
     };
@@ -314,7 +315,7 @@ pub async fn login(
         )
             .into_response();
     }
-    let store = &dashboard.app.store;
+    let store = &dashboard.store;
     let user = store.user_by_email(&email).ok().flatten();
     let phc = match &user {
         Some(user) => store.password_hash(&user.id).ok().flatten(),
@@ -330,7 +331,7 @@ pub async fn login(
         .await
         .unwrap_or(false);
     let user = match user {
-        Some(user) if verified && known && !dashboard.app.is_blocked(&user.id) => user,
+        Some(user) if verified && known && !dashboard.deletions.is_blocked(&user.id) => user,
         _ => {
             dashboard.record_failure(&keys);
             tracing::info!(%ip, "dashboard sign-in failed");
@@ -360,7 +361,7 @@ pub(super) fn begin(dashboard: &Dashboard, user_id: &str, how: &'static str) -> 
         created_at: t,
         last_seen: t,
     };
-    if let Err(error) = put(&dashboard.app.store, &session_key(&id), &record) {
+    if let Err(error) = put(&dashboard.store, &session_key(&id), &record) {
         return super::templates::internal_error("storing a session", error);
     }
     tracing::info!(user = %user_id, how, "dashboard sign-in");
@@ -377,7 +378,7 @@ pub async fn logout(
     session: Option<Extension<Session>>,
 ) -> Response {
     if let Some(Extension(session)) = session {
-        end(&dashboard.app.store, &session.key);
+        end(&dashboard.store, &session.key);
     }
     let mut response = Redirect::to("/dashboard/login").into_response();
     response

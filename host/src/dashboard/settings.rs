@@ -44,7 +44,6 @@ pub(super) fn settings_step(
     let submitted = form.iter().any(|(n, _)| n == "settings_step");
     if !submitted {
         let current = dashboard
-            .app
             .store
             .grant(&session.user_id, &manifest.id)
             .ok()

@@ -19,7 +19,6 @@ pub const TOKEN_TTL_SECONDS: u64 = 3600;
 
 fn listing(dashboard: &Dashboard, session: &Session, shown: Option<(&str, i64)>) -> Response {
     let tokens = dashboard
-        .app
         .store
         .tokens_of(&session.user_id)
         .unwrap_or_default();
@@ -70,7 +69,6 @@ pub async fn issue(
     Form(_): Form<CsrfOnly>,
 ) -> Response {
     match dashboard
-        .app
         .store
         .issue_token(&session.user_id, TOKEN_TTL_SECONDS)
     {
@@ -88,7 +86,7 @@ pub async fn revoke(
     Path(id): Path<String>,
     Form(_): Form<CsrfOnly>,
 ) -> Response {
-    match dashboard.app.store.revoke_token(&session.user_id, &id) {
+    match dashboard.store.revoke_token(&session.user_id, &id) {
         Ok(true) => {
             tracing::info!(user = %session.user_id, "dashboard: API token revoked");
             Redirect::to("/dashboard/tokens").into_response()

@@ -109,12 +109,8 @@ pub async fn page(
     session: Session,
     Query(notice): Query<Notice>,
 ) -> Response {
-    let grants = dashboard
-        .app
-        .store
-        .grants(&session.user_id)
-        .unwrap_or_default();
-    let mut connectors = dashboard.app.registry.list();
+    let grants = dashboard.store.grants(&session.user_id).unwrap_or_default();
+    let mut connectors = dashboard.registry.list();
     connectors.sort_by(|a, b| a.manifest.id.cmp(&b.manifest.id));
     let mut rows = String::new();
     let mut origins = vec!["'self'".to_string()];
@@ -199,7 +195,7 @@ pub async fn connect(
     headers: HeaderMap,
     Form(form): Form<Vec<(String, String)>>,
 ) -> Response {
-    let Some(connector) = dashboard.app.registry.get(&id) else {
+    let Some(connector) = dashboard.registry.get(&id) else {
         return message(
             StatusCode::NOT_FOUND,
             "No such tool",
@@ -245,7 +241,7 @@ pub async fn connect(
         redirect_uri,
         settings,
     };
-    let store = &dashboard.app.store;
+    let store = &dashboard.store;
     if let Err(error) = pending::save(
         store,
         &STATES,
@@ -269,7 +265,7 @@ pub async fn callback(
     let Some(state) = callback.state.filter(|s| !s.is_empty() && s.len() < 200) else {
         return refused("The vendor's answer has no state.");
     };
-    let pending = match pending::take::<Connecting>(&dashboard.app.store, &STATES, &state) {
+    let pending = match pending::take::<Connecting>(&dashboard.store, &STATES, &state) {
         Ok(Some(p)) if p.value.session == session.key && p.value.user_id == session.user_id => p,
         Ok(Some(_)) => return refused("This connection was started in another session."),
         Ok(None) => {
@@ -316,7 +312,6 @@ pub async fn callback(
 /// Exchanges the code for tokens and stores them as the user's grant.
 async fn exchange(dashboard: &Dashboard, pending: &Connecting, code: &str) -> Result<()> {
     let connector = dashboard
-        .app
         .registry
         .get(&pending.connector)
         .context("the connector is gone")?;
@@ -336,7 +331,7 @@ async fn exchange(dashboard: &Dashboard, pending: &Connecting, code: &str) -> Re
             &pending.verifier,
         )
         .await?;
-    let store = &dashboard.app.store;
+    let store = &dashboard.store;
     let previous = store
         .grant(&pending.user_id, &pending.connector)?
         .map(|g| g.settings)
@@ -364,7 +359,7 @@ pub async fn disconnect(
     Path(id): Path<String>,
     Form(_): Form<CsrfOnly>,
 ) -> Response {
-    let store = &dashboard.app.store;
+    let store = &dashboard.store;
     let Ok(Some(grant)) = store.grant(&session.user_id, &id) else {
         return message(
             StatusCode::NOT_FOUND,
@@ -373,7 +368,6 @@ pub async fn disconnect(
         );
     };
     let revoke = dashboard
-        .app
         .registry
         .get(&id)
         .and_then(|c| c.manifest.oauth.as_ref().and_then(|o| o.revoke.clone()));
@@ -382,7 +376,6 @@ pub async fn disconnect(
         .chain(grant.refresh_token.map(|t| t.expose().to_string()));
     for token in tokens {
         let outcome = dashboard
-            .app
             .deletions
             .revoker()
             .revoke(&TokenToRevoke {

@@ -22,7 +22,6 @@ fn listing(
     status: StatusCode,
 ) -> Response {
     let registrations = dashboard
-        .app
         .webhooks
         .list(&session.user_id)
         .unwrap_or_default();
@@ -90,7 +89,6 @@ pub async fn register(
         .collect();
     let events = (!events.is_empty()).then_some(events);
     match dashboard
-        .app
         .webhooks
         .register(&session.user_id, &url, events)
         .await
@@ -123,7 +121,7 @@ pub async fn remove(
     Path(id): Path<String>,
     Form(_): Form<CsrfOnly>,
 ) -> Response {
-    match dashboard.app.webhooks.unregister(&session.user_id, &id) {
+    match dashboard.webhooks.unregister(&session.user_id, &id) {
         Ok(true) => Redirect::to("/dashboard/webhooks").into_response(),
         Ok(false) => message(
             StatusCode::NOT_FOUND,

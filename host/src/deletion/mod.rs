@@ -16,7 +16,8 @@
 //! A process killed anywhere in between finds the job at its next start and
 //! carries it on from the step it reached.
 
-use std::sync::Arc;
+use std::collections::HashSet;
+use std::sync::{Arc, RwLock};
 
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
@@ -72,6 +73,8 @@ pub struct Deletions {
     revoker: Arc<Revoker>,
     /// Every space holding a user's records (`crate::user_data`).
     user_data: Vec<UserData>,
+    /// Users whose deletion has begun: every request of theirs is refused.
+    blocked: RwLock<HashSet<String>>,
 }
 
 impl Deletions {
@@ -90,14 +93,43 @@ impl Deletions {
             registry,
             revoker: Arc::new(revoker),
             user_data,
+            blocked: RwLock::default(),
         })
     }
 
-    /// Users whose deletion began and did not finish (a previous process
-    /// stopped midway): block them, then call [`Deletions::run`] for each.
-    pub fn unfinished(&self) -> Result<Vec<String>> {
+    /// Whether the user's deletion has begun (their requests are refused).
+    pub fn is_blocked(&self, user_id: &str) -> bool {
+        self.blocked.read().expect("blocked lock").contains(user_id)
+    }
+
+    fn block(&self, user_id: &str) {
+        self.blocked
+            .write()
+            .expect("blocked lock")
+            .insert(user_id.to_string());
+    }
+
+    /// Deletes the user: blocked from now on, and the job runs to its end
+    /// even if the caller (a request) is dropped.
+    pub async fn delete(self: &Arc<Self>, user_id: &str) -> Result<Report> {
+        self.block(user_id);
+        let deletions = self.clone();
+        let user_id = user_id.to_string();
+        tokio::spawn(async move { deletions.run(&user_id).await }).await?
+    }
+
+    /// Finishes the deletions a previous process left midway (before the
+    /// first request is served: nobody can meet a half-deleted user).
+    pub async fn finish_unfinished(&self) -> Result<()> {
         let jobs = self.store.read()?.all_in(&DELETIONS, ..)?;
-        Ok(jobs.into_iter().map(|(user, _)| user).collect())
+        for (user_id, _) in jobs {
+            self.block(&user_id);
+            // A failed revocation is queued, not waited for: this ends.
+            self.run(&user_id)
+                .await
+                .with_context(|| format!("resuming the deletion of {user_id}"))?;
+        }
+        Ok(())
     }
 
     /// The vendors' revocation calls (the dashboard's disconnect uses them).

@@ -127,7 +127,7 @@ pub async fn start(
         verifier: started.verifier,
         redirect_uri,
     };
-    let store = &dashboard.app.store;
+    let store = &dashboard.store;
     let saved = pending::save(
         store,
         &STATES,
@@ -181,7 +181,7 @@ pub async fn callback(
         Ok(user_id) => {
             // Whoever was signed in on this browser is not any more.
             if let Some(Extension(old)) = session {
-                session::end(&dashboard.app.store, &old.key);
+                session::end(&dashboard.store, &old.key);
             }
             session::begin(&dashboard, &user_id, "single sign-on")
         }
@@ -241,7 +241,7 @@ async fn finish(
         .state
         .filter(|s| !s.is_empty() && s.len() < 200)
         .ok_or_else(|| bad("The identity provider's answer has no state. Start again."))?;
-    let store = &dashboard.app.store;
+    let store = &dashboard.store;
     let signing_in = match pending::take::<SigningIn>(store, &STATES, &state) {
         Ok(Some(p)) if p.expires_at > crate::store::now() => p.value,
         Ok(Some(_)) => return Err(bad("The sign-in took longer than 10 minutes. Start again.")),
@@ -299,7 +299,7 @@ async fn finish(
             ));
         }
     };
-    if dashboard.app.is_blocked(&user_id) {
+    if dashboard.deletions.is_blocked(&user_id) {
         return Err((
             StatusCode::FORBIDDEN,
             "This account is being deleted.".into(),
