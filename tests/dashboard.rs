@@ -137,6 +137,12 @@ impl Browser {
         between(&page.text, r#"name="csrf" value=""#, "\"").expect("a csrf field")
     }
 
+    /// Deletes the signed-in person's data, typing `email` to confirm.
+    async fn delete_account(&mut self, email: &str) -> Page {
+        let page = "/dashboard/account/delete";
+        self.submit(page, page, &[("confirm_email", email)]).await
+    }
+
     /// Posts a form of the page at `path` to `action`, with its CSRF token.
     async fn submit(&mut self, path: &str, action: &str, fields: &[(&str, &str)]) -> Page {
         let csrf = self.csrf(path).await;
@@ -467,23 +473,11 @@ async fn webhooks_are_registered_and_removed_on_the_dashboard() {
 async fn deleting_my_data_needs_the_email_then_ends_everything() {
     let demo = Demo::start(&[]);
     let mut browser = signed_in(&demo, "alice").await;
-    let wrong = browser
-        .submit(
-            "/dashboard/account/delete",
-            "/dashboard/account/delete",
-            &[("confirm_email", "bob@acme.test")],
-        )
-        .await;
+    let wrong = browser.delete_account("bob@acme.test").await;
     assert_eq!(wrong.status, 400);
     assert_eq!(demo.get("/me", Some(demo.alice())).await.status, 200);
     let cookie = browser.cookie.clone();
-    let done = browser
-        .submit(
-            "/dashboard/account/delete",
-            "/dashboard/account/delete",
-            &[("confirm_email", "Alice@acme.test")],
-        )
-        .await;
+    let done = browser.delete_account("Alice@acme.test").await;
     assert_eq!(done.status, 200, "{}", done.text);
     assert!(done.text.contains("Goodbye"));
     assert!(browser.cookie.is_none());
@@ -717,13 +711,7 @@ async fn single_sign_on_links_an_account_by_verified_email_then_by_subject() {
     // Deleting her data removes her link too, in the deletion itself (a
     // sign-in would also drop a link to a deleted account, so none is tried).
     let mut browser = renamed;
-    let deleted = browser
-        .submit(
-            "/dashboard/account/delete",
-            "/dashboard/account/delete",
-            &[("confirm_email", "alice@acme.test")],
-        )
-        .await;
+    let deleted = browser.delete_account("alice@acme.test").await;
     assert_eq!(deleted.status, 200, "{}", deleted.text);
     let mut demo = demo;
     demo.stop();
@@ -975,7 +963,11 @@ async fn after_a_deletion_no_space_holds_a_record_that_names_the_user() {
     let started = alice
         .submit("/dashboard/tools", "/dashboard/tools/linear/connect", &[])
         .await;
-    assert_eq!(started.status, 303, "a connection in flight: {}", started.text);
+    assert_eq!(
+        started.status, 303,
+        "a connection in flight: {}",
+        started.text
+    );
     let collected = approve_at_device(&demo, &mut alice, "Assistant A").await;
     let tokens = collect_device_tokens(&demo, &collected, "Assistant A").await;
     assert!(tokens["refresh_token"].is_string(), "{tokens}");
@@ -1000,13 +992,7 @@ async fn after_a_deletion_no_space_holds_a_record_that_names_the_user() {
         .await
         .expect(202, None);
 
-    let deleted = alice
-        .submit(
-            "/dashboard/account/delete",
-            "/dashboard/account/delete",
-            &[("confirm_email", "alice@acme.test")],
-        )
-        .await;
+    let deleted = alice.delete_account("alice@acme.test").await;
     assert_eq!(deleted.status, 200, "{}", deleted.text);
     demo.stop();
 
