@@ -140,46 +140,16 @@ pub(crate) struct TlsFiles {
     pub fake_ca: PathBuf,
 }
 
-/// A certificate authority made on the fly and one certificate it signed.
-pub(crate) struct Certificate {
-    /// The certificate, then the CA's (the chain a server presents).
-    pub chain_pem: String,
-    pub key_pem: String,
-    pub ca_pem: String,
-}
-
-/// Makes a CA named `ca_name` and a certificate for `hosts` signed by it:
-/// the one certificate generator of the demo and of `eval-live`.
-pub(crate) fn certificate_for(ca_name: &str, hosts: &[&str]) -> Result<Certificate> {
-    use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair};
-    let ca_key = KeyPair::generate()?;
-    let mut ca_params = CertificateParams::new(Vec::<String>::new())?;
-    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    ca_params
-        .distinguished_name
-        .push(DnType::CommonName, ca_name);
-    let ca = ca_params.self_signed(&ca_key)?;
-    let key = KeyPair::generate()?;
-    let names = hosts.iter().map(|h| h.to_string()).collect::<Vec<_>>();
-    let mut params = CertificateParams::new(names)?;
-    params.distinguished_name.push(
-        DnType::CommonName,
-        hosts.first().copied().unwrap_or(ca_name),
-    );
-    let cert = params.signed_by(&key, &rcgen::Issuer::from_params(&ca_params, &ca_key))?;
-    Ok(Certificate {
-        chain_pem: format!("{}{}", cert.pem(), ca.pem()),
-        key_pem: key.serialize_pem(),
-        ca_pem: ca.pem(),
-    })
-}
+/// The one certificate generator (fake-saas's): a CA made on the fly and
+/// a certificate for `hosts` (and 127.0.0.1) signed by it.
+pub(crate) use fake_saas::tls::certificate_for;
 
 /// A CA for the demo and a server certificate for 127.0.0.1 and localhost
 /// signed by it; and the fake upstreams' CA, for the server to trust.
 pub(crate) fn write_certificates(data_dir: &Path, fake_ca_pem: &str) -> Result<TlsFiles> {
     let dir = data_dir.join("tls");
     std::fs::create_dir_all(&dir)?;
-    let server = certificate_for("Quarry demo CA", &["localhost", "127.0.0.1"])?;
+    let server = certificate_for("Quarry demo CA", &["localhost"])?;
     let files = TlsFiles {
         ca: dir.join("ca.pem"),
         cert: dir.join("server.pem"),

@@ -48,7 +48,7 @@ mod http;
 pub mod search;
 mod server;
 pub mod time;
-mod tls;
+pub mod tls;
 mod tokens;
 mod vendors;
 

@@ -1,4 +1,7 @@
-//! The fake's certificate authority and server certificate.
+//! Certificate authorities made on the fly, and certificates they sign:
+//! the fake vendors', and (through [`certificate_for`]) the demo server's
+//! and `quarry eval-live`'s. The one certificate generator of the tests
+//! and the demo.
 
 use std::sync::Arc;
 
@@ -15,15 +18,39 @@ pub(crate) struct Certs {
     ca_der: CertificateDer<'static>,
     leaf_der: CertificateDer<'static>,
     leaf_key: Vec<u8>,
+    leaf_pem: String,
+    key_pem: String,
+}
+
+/// A certificate and its CA, as PEM.
+pub struct PemCertificate {
+    /// The certificate, then the CA's (the chain a server presents).
+    pub chain_pem: String,
+    pub key_pem: String,
+    pub ca_pem: String,
+}
+
+/// A fresh CA named `ca_name` and a certificate for `hosts` (and
+/// 127.0.0.1) signed by it.
+pub fn certificate_for(ca_name: &str, hosts: &[&str]) -> anyhow::Result<PemCertificate> {
+    let certs = generate_named(ca_name, hosts)?;
+    Ok(PemCertificate {
+        chain_pem: format!("{}{}", certs.leaf_pem, certs.ca_pem),
+        key_pem: certs.key_pem,
+        ca_pem: certs.ca_pem,
+    })
 }
 
 /// A fresh CA and a leaf certificate for `hosts`, signed by it.
 pub(crate) fn generate(hosts: &[&str]) -> anyhow::Result<Certs> {
+    generate_named("fake-saas test CA", hosts)
+}
+
+fn generate_named(ca_name: &str, hosts: &[&str]) -> anyhow::Result<Certs> {
     let ca_key = KeyPair::generate().context("generating the CA key")?;
     let mut ca = CertificateParams::new(Vec::<String>::new())?;
     ca.is_ca = IsCa::Ca(BasicConstraints::Constrained(0));
-    ca.distinguished_name
-        .push(DnType::CommonName, "fake-saas test CA");
+    ca.distinguished_name.push(DnType::CommonName, ca_name);
     ca.distinguished_name
         .push(DnType::OrganizationName, "Quarry fake-saas");
     ca.key_usages = vec![
@@ -60,6 +87,8 @@ pub(crate) fn generate(hosts: &[&str]) -> anyhow::Result<Certs> {
         ca_der: ca_cert.der().clone(),
         leaf_der: leaf_cert.der().clone(),
         leaf_key: leaf_key.serialize_der(),
+        leaf_pem: leaf_cert.pem(),
+        key_pem: leaf_key.serialize_pem(),
     })
 }
 
