@@ -27,7 +27,7 @@ use crate::webhooks::Webhooks;
 /// A server that is listening.
 pub struct Running {
     pub addr: SocketAddr,
-    pub app: Arc<App>,
+    pub app: App,
     handle: Handle<SocketAddr>,
     task: tokio::task::JoinHandle<std::io::Result<()>>,
 }
@@ -35,7 +35,7 @@ pub struct Running {
 /// Opens the store, loads the connectors and starts listening.
 pub async fn start(config: Config) -> Result<Running> {
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let app = Arc::new(assemble(&config).await?);
+    let app = assemble(&config).await?;
     start_background_work(&app).await?;
     // The dashboard: outside `/v1` and its gate, with its own middleware.
     let dashboard = Arc::new(crate::dashboard::Dashboard::new(
@@ -161,7 +161,7 @@ async fn assemble(config: &Config) -> Result<App> {
         crate::user_data::user_data().copied().collect(),
     )?);
     Ok(App {
-        search: Search::new(
+        search: Arc::new(Search::new(
             registry.clone(),
             metrics.clone(),
             deadline,
@@ -170,7 +170,7 @@ async fn assemble(config: &Config) -> Result<App> {
                 budget: config.ranking.embed_budget,
                 answer_budget: Duration::from_millis(config.ranking.answer_budget_ms),
             }),
-        ),
+        )),
         archive,
         webhooks,
         deletions,
@@ -180,7 +180,7 @@ async fn assemble(config: &Config) -> Result<App> {
         registry,
         limiter,
         metrics,
-        published: api::docs::Published::load()?,
+        published: Arc::new(api::docs::Published::load()?),
         in_flight: Default::default(),
     })
 }
@@ -189,7 +189,7 @@ async fn assemble(config: &Config) -> Result<App> {
 /// first request is served: nobody can meet a half-deleted user), then
 /// starts the archive's indexer, the webhook deliveries and the retry
 /// queue of token revocations.
-async fn start_background_work(app: &Arc<App>) -> Result<()> {
+async fn start_background_work(app: &App) -> Result<()> {
     app.deletions.finish_unfinished().await?;
     app.archive.start();
     app.deletions.start();

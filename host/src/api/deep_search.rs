@@ -9,7 +9,6 @@ use axum::{Extension, Json};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::App;
 use super::error::ApiError;
 use super::gate::Caller;
 use super::json::ApiJson;
@@ -47,7 +46,8 @@ impl super::json::Body for DeepSearchBody {
 }
 
 pub async fn deep_search(
-    State(app): State<Arc<App>>,
+    State(archive): State<Arc<crate::archive::Archive>>,
+    State(metrics): State<Arc<crate::metrics::Metrics>>,
     Extension(caller): Extension<Caller>,
     ApiJson(body): ApiJson<DeepSearchBody>,
 ) -> Result<Json<Value>, ApiError> {
@@ -70,11 +70,10 @@ pub async fn deep_search(
             "date_from is after date_to; the range would be empty",
         ));
     }
-    let outcome = app
-        .archive
+    let outcome = archive
         .search(&caller.user.id, term, from, to, max_results)
         .await?;
-    app.metrics.observe_stage("archive", started.elapsed());
+    metrics.observe_stage("archive", started.elapsed());
     let results: Vec<Value> = outcome
         .found
         .iter()

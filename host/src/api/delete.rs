@@ -6,18 +6,17 @@ use axum::extract::State;
 use axum::{Extension, Json};
 use serde_json::{Value, json};
 
-use super::App;
 use super::error::ApiError;
 use super::gate::Caller;
 
 pub async fn delete_my_data(
-    State(app): State<Arc<App>>,
+    State(deletions): State<Arc<crate::deletion::Deletions>>,
     Extension(caller): Extension<Caller>,
 ) -> Result<Json<Value>, ApiError> {
     let user_id = caller.user.id.clone();
     // From here on the user's token stops working, for this and every
     // other request; the job finishes even if this request is dropped.
-    let report = app.deletions.delete(&user_id).await?;
+    let report = deletions.delete(&user_id).await?;
     Ok(Json(json!({
         "status": "deletion_confirmed",
         "details": report,

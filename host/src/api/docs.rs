@@ -8,8 +8,6 @@ use axum::extract::State;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 
-use super::App;
-
 const YAML: &str = include_str!("../../openapi/openapi.yaml");
 const PAGE: &str = include_str!("../../openapi/docs.html");
 
@@ -26,10 +24,10 @@ impl Published {
     }
 }
 
-pub async fn openapi_json(State(app): State<Arc<App>>) -> Response {
+pub async fn openapi_json(State(published): State<Arc<Published>>) -> Response {
     (
         [(header::CONTENT_TYPE, "application/json")],
-        app.published.json.clone(),
+        published.json.clone(),
     )
         .into_response()
 }

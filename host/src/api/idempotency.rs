@@ -4,7 +4,7 @@
 //! while the first request still runs, is a 409.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
@@ -25,7 +25,7 @@ pub struct InFlight(Mutex<HashMap<(String, String), String>>);
 /// Layer (`POST /v1/query`): a repeated request (same user, key and body
 /// within 24 hours) gets the stored response, marked `Idempotent-Replayed`
 /// and not charged: the limits' windows are shown, not counted.
-pub async fn replay(State(app): State<Arc<App>>, request: Request, next: Next) -> Response {
+pub async fn replay(State(app): State<App>, request: Request, next: Next) -> Response {
     let stored = match (
         request.extensions().get::<Identity>(),
         request.extensions().get::<BodyHash>(),

@@ -6,7 +6,6 @@ use axum::extract::State;
 use axum::{Extension, Json};
 use serde_json::{Value, json};
 
-use super::App;
 use super::error::ApiError;
 use super::gate::Caller;
 use crate::calendar::rfc3339;
@@ -20,14 +19,14 @@ fn status_name(status: GrantStatus) -> &'static str {
 }
 
 pub async fn me(
-    State(app): State<Arc<App>>,
+    State(store): State<Arc<crate::store::Store>>,
+    State(search): State<Arc<crate::search::Search>>,
     Extension(caller): Extension<Caller>,
 ) -> Result<Json<Value>, ApiError> {
-    let connectors: Vec<Value> = app
-        .store
+    let connectors: Vec<Value> = store
         .grants(&caller.user.id)?
         .into_iter()
-        .map(|(id, grant)| json!({ "id": id, "label": app.search.label_of(&id), "status": status_name(grant.status) }))
+        .map(|(id, grant)| json!({ "id": id, "label": search.label_of(&id), "status": status_name(grant.status) }))
         .collect();
     Ok(Json(json!({
         "user_id": caller.user.id,
@@ -38,12 +37,12 @@ pub async fn me(
 }
 
 pub async fn connectors(
-    State(app): State<Arc<App>>,
+    State(store): State<Arc<crate::store::Store>>,
+    State(registry): State<Arc<crate::connectors::Registry>>,
     Extension(caller): Extension<Caller>,
 ) -> Result<Json<Value>, ApiError> {
-    let grants = app.store.grants(&caller.user.id)?;
-    let connectors: Vec<Value> = app
-        .registry
+    let grants = store.grants(&caller.user.id)?;
+    let connectors: Vec<Value> = registry
         .list()
         .iter()
         .map(|c| {

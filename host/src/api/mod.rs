@@ -19,7 +19,7 @@ pub mod webhooks;
 use std::sync::Arc;
 
 use axum::Router;
-use axum::extract::State;
+use axum::extract::{FromRef, State};
 use axum::http::header;
 use axum::response::IntoResponse;
 use axum::routing::{MethodRouter, delete, get, post};
@@ -33,21 +33,50 @@ use crate::search::Search;
 use crate::store::Store;
 use crate::webhooks::Webhooks;
 
-/// Everything a request handler can reach.
+/// The API's state: the services its handlers use, each shared. A handler
+/// (or layer) takes the part it needs as `State<Arc<Part>>` (see
+/// [`FromRef`] below) rather than the whole.
+#[derive(Clone)]
 pub struct App {
     pub store: Arc<Store>,
     pub registry: Arc<Registry>,
     pub limiter: Arc<RateLimiter>,
-    pub search: Search,
+    pub search: Arc<Search>,
     pub metrics: Arc<Metrics>,
-    pub published: docs::Published,
-    pub in_flight: InFlight,
+    pub published: Arc<docs::Published>,
+    pub in_flight: Arc<InFlight>,
     /// Registrations, the outbox and its delivery worker.
     pub webhooks: Arc<Webhooks>,
     pub archive: Arc<crate::archive::Archive>,
     pub deletions: Arc<crate::deletion::Deletions>,
     pub refresher: Arc<crate::oauth::Refresher>,
     pub issuer: Arc<crate::issuer::Issuer>,
+}
+
+/// `State<Arc<Part>>` for each part of [`App`].
+macro_rules! parts {
+    ($($field:ident: $part:ty),* $(,)?) => {$(
+        impl FromRef<App> for Arc<$part> {
+            fn from_ref(app: &App) -> Arc<$part> {
+                app.$field.clone()
+            }
+        }
+    )*};
+}
+
+parts! {
+    store: Store,
+    registry: Registry,
+    limiter: RateLimiter,
+    search: Search,
+    metrics: Metrics,
+    published: docs::Published,
+    in_flight: InFlight,
+    webhooks: Webhooks,
+    archive: crate::archive::Archive,
+    deletions: crate::deletion::Deletions,
+    refresher: crate::oauth::Refresher,
+    issuer: crate::issuer::Issuer,
 }
 
 impl App {
@@ -57,7 +86,7 @@ impl App {
     }
 }
 
-pub fn router(app: Arc<App>) -> Router {
+pub fn router(app: App) -> Router {
     let v1 = Endpoint::ALL
         .into_iter()
         .fold(Router::new(), |router, endpoint| {
@@ -84,7 +113,7 @@ pub fn router(app: Arc<App>) -> Router {
 }
 
 /// The handlers of each endpoint, by method.
-fn handlers(endpoint: Endpoint) -> MethodRouter<Arc<App>> {
+fn handlers(endpoint: Endpoint) -> MethodRouter<App> {
     match endpoint {
         Endpoint::Query => post(query::query),
         Endpoint::DeepSearch => post(deep_search::deep_search),
@@ -100,9 +129,9 @@ fn handlers(endpoint: Endpoint) -> MethodRouter<Arc<App>> {
     }
 }
 
-async fn metrics(State(app): State<Arc<App>>) -> impl IntoResponse {
+async fn metrics(State(metrics): State<Arc<Metrics>>) -> impl IntoResponse {
     (
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
-        app.metrics.render(),
+        metrics.render(),
     )
 }

@@ -7,7 +7,6 @@
 //! - `POST /oauth/revoke` (RFC 7009)
 
 use std::net::SocketAddr;
-use std::sync::Arc;
 
 use axum::body::Bytes;
 use axum::extract::{ConnectInfo, FromRequest, Request, State};
@@ -25,7 +24,7 @@ use crate::store::now;
 const DEVICE_CODE_GRANT: &str = "urn:ietf:params:oauth:grant-type:device_code";
 const MAX_CLIENT_ID_CHARS: usize = 100;
 
-pub fn routes() -> Router<Arc<App>> {
+pub fn routes() -> Router<App> {
     Router::new()
         .route("/oauth/device_authorization", post(device_authorization))
         .route("/oauth/token", post(token))
@@ -161,10 +160,10 @@ fn limited(app: &App, addr: SocketAddr) -> Option<Response> {
 /// rate limit: every handler starts with both checks.
 struct OAuthForm(Vec<(String, String)>);
 
-impl FromRequest<Arc<App>> for OAuthForm {
+impl FromRequest<App> for OAuthForm {
     type Rejection = Response;
 
-    async fn from_request(request: Request, app: &Arc<App>) -> Result<Self, Self::Rejection> {
+    async fn from_request(request: Request, app: &App) -> Result<Self, Self::Rejection> {
         let addr = request
             .extensions()
             .get::<ConnectInfo<SocketAddr>>()
@@ -183,7 +182,7 @@ impl FromRequest<Arc<App>> for OAuthForm {
 }
 
 async fn device_authorization(
-    State(app): State<Arc<App>>,
+    State(app): State<App>,
     uri: Uri,
     headers: HeaderMap,
     OAuthForm(fields): OAuthForm,
@@ -206,7 +205,7 @@ async fn device_authorization(
 }
 
 async fn token(
-    State(app): State<Arc<App>>,
+    State(app): State<App>,
     OAuthForm(fields): OAuthForm,
 ) -> Result<Response, OAuthError> {
     let client = client_id(&fields)?.to_string();
@@ -267,7 +266,7 @@ fn issued_answer(issued: &Issued) -> Response {
 
 /// RFC 7009 §2.2: 200 whether or not the token was known.
 async fn revoke(
-    State(app): State<Arc<App>>,
+    State(app): State<App>,
     OAuthForm(fields): OAuthForm,
 ) -> Result<Response, OAuthError> {
     let token = required(&fields, "token")?;

@@ -1,7 +1,6 @@
 //! `POST /v1/query`: validate, resolve connectors, search, answer.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
 
 use axum::Extension;
 use axum::extract::State;
@@ -45,7 +44,7 @@ impl super::json::Body for QueryBody {
 }
 
 pub async fn query(
-    State(app): State<Arc<App>>,
+    State(app): State<App>,
     Extension(caller): Extension<Caller>,
     Extension(BodyHash(body_hash)): Extension<BodyHash>,
     headers: HeaderMap,
@@ -89,7 +88,7 @@ pub(super) fn validate_question(raw: &str) -> Result<&str, ApiError> {
 
 /// Renews access tokens near expiry, all connectors at once.
 async fn refresh_tokens(
-    app: &Arc<App>,
+    app: &App,
     user_id: &str,
     connectors: Vec<(String, Grant)>,
 ) -> Vec<(String, Grant)> {
@@ -102,12 +101,7 @@ async fn refresh_tokens(
 
 /// Archives the answer before it is sent: what the user was told is what
 /// deep search finds later.
-async fn archive(
-    app: &Arc<App>,
-    user_id: &str,
-    question: &str,
-    answer: &Answer,
-) -> anyhow::Result<()> {
+async fn archive(app: &App, user_id: &str, question: &str, answer: &Answer) -> anyhow::Result<()> {
     let started = std::time::Instant::now();
     // With the vectors the ranking computed: the archive indexes them at
     // once instead of embedding the chunks again.

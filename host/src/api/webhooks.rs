@@ -12,7 +12,6 @@ use axum::{Extension, Json};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::App;
 use super::error::ApiError;
 use super::gate::Caller;
 use super::json::ApiJson;
@@ -50,12 +49,11 @@ impl super::json::Body for TestBody {
 }
 
 pub async fn register(
-    State(app): State<Arc<App>>,
+    State(webhooks): State<Arc<crate::webhooks::Webhooks>>,
     Extension(caller): Extension<Caller>,
     ApiJson(body): ApiJson<RegisterBody>,
 ) -> Result<Response, ApiError> {
-    let registration = app
-        .webhooks
+    let registration = webhooks
         .register(&caller.user.id, &body.url, body.events)
         .await
         .map_err(|error| match error {
@@ -69,24 +67,19 @@ pub async fn register(
 }
 
 pub async fn list(
-    State(app): State<Arc<App>>,
+    State(webhooks): State<Arc<crate::webhooks::Webhooks>>,
     Extension(caller): Extension<Caller>,
 ) -> Result<Json<Value>, ApiError> {
-    let webhooks: Vec<Value> = app
-        .webhooks
-        .list(&caller.user.id)?
-        .iter()
-        .map(render)
-        .collect();
+    let webhooks: Vec<Value> = webhooks.list(&caller.user.id)?.iter().map(render).collect();
     Ok(Json(json!({ "webhooks": webhooks })))
 }
 
 pub async fn remove(
-    State(app): State<Arc<App>>,
+    State(webhooks): State<Arc<crate::webhooks::Webhooks>>,
     Extension(caller): Extension<Caller>,
     Path(id): Path<String>,
 ) -> Result<StatusCode, ApiError> {
-    if app.webhooks.unregister(&caller.user.id, &id)? {
+    if webhooks.unregister(&caller.user.id, &id)? {
         Ok(StatusCode::NO_CONTENT)
     } else {
         Err(not_found(&id))
@@ -94,7 +87,7 @@ pub async fn remove(
 }
 
 pub async fn test(
-    State(app): State<Arc<App>>,
+    State(webhooks): State<Arc<crate::webhooks::Webhooks>>,
     Extension(caller): Extension<Caller>,
     Path(id): Path<String>,
     body: Bytes,
@@ -102,7 +95,7 @@ pub async fn test(
     if !body.iter().all(u8::is_ascii_whitespace) {
         super::json::parse::<TestBody>(&body)?;
     }
-    let Some(queued) = app.webhooks.send_test(&caller.user.id, &id)? else {
+    let Some(queued) = webhooks.send_test(&caller.user.id, &id)? else {
         return Err(not_found(&id));
     };
     Ok((

@@ -3,7 +3,6 @@
 //! the limits so that a 401 is counted like any answer.
 
 use std::net::SocketAddr;
-use std::sync::Arc;
 
 use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{HeaderMap, header};
@@ -91,7 +90,7 @@ fn bearer_token(value: &str) -> Option<&str> {
 
 /// Layer: finds the request's [`Identity`]; refuses nothing.
 pub async fn identify(
-    State(app): State<Arc<App>>,
+    State(app): State<App>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     mut request: Request,
     next: Next,

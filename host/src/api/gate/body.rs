@@ -1,8 +1,6 @@
 //! The request body, read once and bounded: handlers behind the gate see
 //! at most [`MAX_BODY_BYTES`], and its hash for idempotency.
 
-use std::sync::Arc;
-
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, header};
@@ -26,7 +24,7 @@ const DRAIN_TIME: std::time::Duration = std::time::Duration::from_secs(2);
 pub struct BodyHash(pub String);
 
 /// Layer: reads the body (a refused body is charged like any request).
-pub async fn limit(State(app): State<Arc<App>>, request: Request, next: Next) -> Response {
+pub async fn limit(State(app): State<App>, request: Request, next: Next) -> Response {
     let (parts, body) = request.into_parts();
     let bytes = match read(&parts.headers, body).await {
         Ok(bytes) => bytes,

@@ -4,7 +4,6 @@
 //! [`super::observe`] shows the windows on it.
 
 use std::net::SocketAddr;
-use std::sync::Arc;
 
 use axum::extract::{ConnectInfo, MatchedPath, Request, State};
 use axum::http::{Extensions, StatusCode, header};
@@ -36,7 +35,7 @@ fn subject_and_bucket(extensions: &Extensions) -> (String, Bucket) {
 }
 
 /// Layer: charges the request; refuses it (429) when a window is full.
-pub async fn charge(State(app): State<Arc<App>>, request: Request, next: Next) -> Response {
+pub async fn charge(State(app): State<App>, request: Request, next: Next) -> Response {
     let endpoint = request.extensions().get::<Endpoint>().copied();
     let decision = match charged(&app, request.extensions()).await {
         Ok(decision) => decision,
@@ -111,7 +110,7 @@ fn rate_limited(decision: Decision, endpoint: Option<Endpoint>) -> ApiError {
 
 /// The router's fallback: no endpoint at this path (404), charged.
 pub async fn not_found(
-    State(app): State<Arc<App>>,
+    State(app): State<App>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     request: Request,
 ) -> Response {
@@ -122,7 +121,7 @@ pub async fn not_found(
 /// The router's fallback for a path served with other methods (405, with
 /// `Allow`), charged.
 pub async fn method_not_allowed(
-    State(app): State<Arc<App>>,
+    State(app): State<App>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     request: Request,
 ) -> Response {

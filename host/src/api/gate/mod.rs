@@ -25,8 +25,6 @@ pub mod body;
 pub mod limit;
 mod observe;
 
-use std::sync::Arc;
-
 use axum::routing::MethodRouter;
 
 pub use self::auth::{Caller, Identity};
@@ -44,11 +42,7 @@ pub struct UserId(pub String);
 pub struct RequestStart(pub std::time::Instant);
 
 /// Wraps one endpoint's handlers in the gate's per-route layers.
-pub fn guard(
-    app: &Arc<App>,
-    endpoint: Endpoint,
-    route: MethodRouter<Arc<App>>,
-) -> MethodRouter<Arc<App>> {
+pub fn guard(app: &App, endpoint: Endpoint, route: MethodRouter<App>) -> MethodRouter<App> {
     use axum::middleware::{from_fn, from_fn_with_state};
     // Layers run outermost last-added: the list below reads inside out.
     let route = route.route_layer(from_fn(auth::require));

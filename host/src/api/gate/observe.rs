@@ -12,13 +12,17 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use super::{RequestStart, UserId};
-use crate::api::App;
 use crate::api::error::{ApiError, ErrorType};
 use crate::api::limits::Decision;
 use crate::api::routes::Endpoint;
+use crate::metrics::Metrics;
 use crate::store::random_hex;
 
-pub async fn observe(State(app): State<Arc<App>>, mut request: Request, next: Next) -> Response {
+pub async fn observe(
+    State(metrics): State<Arc<Metrics>>,
+    mut request: Request,
+    next: Next,
+) -> Response {
     let started = Instant::now();
     let request_id = format!("req_{}", random_hex(8));
     let method = request.method().clone();
@@ -33,7 +37,7 @@ pub async fn observe(State(app): State<Arc<App>>, mut request: Request, next: Ne
     decorate(response.headers_mut(), &request_id, decision.as_ref());
     let status = response.status().as_u16();
     let elapsed = started.elapsed();
-    app.metrics.observe_request(label, status, elapsed);
+    metrics.observe_request(label, status, elapsed);
     tracing::info!(
         request_id = %request_id,
         method = %method,
