@@ -506,20 +506,16 @@ async fn an_assistant_is_approved_at_device_and_gets_tokens() {
     me.expect(200, None);
     assert_eq!(me.body["email"], "alice@acme.test");
 
-    let renewed: Value = demo
-        .client
-        .post(oauth_url(&demo, "/oauth/token"))
-        .form(&[
+    let renewed: Value = oauth_form(
+        &demo,
+        "/oauth/token",
+        &[
             ("grant_type", "refresh_token"),
             ("refresh_token", tokens["refresh_token"].as_str().unwrap()),
             ("client_id", "Test Assistant <3>"),
-        ])
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        ],
+    )
+    .await;
     let second = renewed["access_token"].as_str().expect("a renewed token");
     assert_ne!(renewed["refresh_token"], tokens["refresh_token"], "rotated");
     demo.get("/me", Some(second)).await.expect(200, None);
@@ -529,19 +525,29 @@ fn oauth_url(demo: &Demo, path: &str) -> String {
     format!("{}{path}", demo.base_url.trim_end_matches("/v1"))
 }
 
-/// An assistant asks for a device code and the signed-in person approves it
-/// at `/device` (typing it in lower case); returns the device code.
-async fn approve_at_device(demo: &Demo, person: &mut Browser, client_id: &str) -> String {
-    let start: Value = demo
-        .client
-        .post(oauth_url(demo, "/oauth/device_authorization"))
-        .form(&[("client_id", client_id)])
+/// Posts a form to one of the `/oauth/*` endpoints, as an assistant does;
+/// the JSON answer.
+async fn oauth_form(demo: &Demo, path: &str, form: &[(&str, &str)]) -> Value {
+    demo.client
+        .post(oauth_url(demo, path))
+        .form(form)
         .send()
         .await
         .unwrap()
         .json()
         .await
-        .unwrap();
+        .unwrap()
+}
+
+/// An assistant asks for a device code and the signed-in person approves it
+/// at `/device` (typing it in lower case); returns the device code.
+async fn approve_at_device(demo: &Demo, person: &mut Browser, client_id: &str) -> String {
+    let start: Value = oauth_form(
+        demo,
+        "/oauth/device_authorization",
+        &[("client_id", client_id)],
+    )
+    .await;
     let user_code = start["user_code"].as_str().unwrap();
     let page = person.get(&format!("/device?user_code={user_code}")).await;
     assert_eq!(page.status, 200, "{}", page.text);
@@ -578,19 +584,16 @@ async fn approve_at_device(demo: &Demo, person: &mut Browser, client_id: &str) -
 
 /// The assistant's poll after approval: its API token and refresh token.
 async fn collect_device_tokens(demo: &Demo, device_code: &str, client_id: &str) -> Value {
-    demo.client
-        .post(oauth_url(demo, "/oauth/token"))
-        .form(&[
+    oauth_form(
+        demo,
+        "/oauth/token",
+        &[
             ("grant_type", "urn:ietf:params:oauth:grant-type:device_code"),
             ("device_code", device_code),
             ("client_id", client_id),
-        ])
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap()
+        ],
+    )
+    .await
 }
 
 // ---- single sign-on (the demo's Okta, played by fake-saas) ----------------

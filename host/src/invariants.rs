@@ -37,12 +37,17 @@ fn files_naming(word: &str) -> Vec<String> {
     naming
 }
 
+/// The files outside `allowed` (a folder under `host/src`) that name `word`.
+fn naming_outside(word: &str, allowed: &str) -> Vec<String> {
+    files_naming(word)
+        .into_iter()
+        .filter(|path| !path.starts_with(allowed) && path != "invariants.rs")
+        .collect()
+}
+
 #[test]
 fn only_the_connector_runtime_touches_wasmtime() {
-    let outside: Vec<String> = files_naming("wasmtime")
-        .into_iter()
-        .filter(|path| !path.starts_with("connectors/runtime/") && path != "invariants.rs")
-        .collect();
+    let outside = naming_outside("wasmtime", "connectors/runtime/");
     assert!(
         outside.is_empty(),
         "wasmtime is used outside connectors/runtime: {outside:?}"
@@ -51,10 +56,7 @@ fn only_the_connector_runtime_touches_wasmtime() {
 
 #[test]
 fn only_the_store_touches_redb() {
-    let outside: Vec<String> = files_naming("redb::")
-        .into_iter()
-        .filter(|path| !path.starts_with("store/") && path != "invariants.rs")
-        .collect();
+    let outside = naming_outside("redb::", "store/");
     assert!(
         outside.is_empty(),
         "redb is used outside store/: {outside:?}"
