@@ -1,4 +1,6 @@
 //! `quarry admin`: users, tokens and connections, straight in the store.
+//! With the embedded redb the server must be stopped (redb allows one
+//! process); on PostgreSQL it runs beside a running cluster.
 
 use anyhow::{Context, Result, bail};
 use clap::Subcommand;
@@ -46,11 +48,21 @@ pub enum Action {
         #[arg(long)]
         email: String,
     },
+    /// Bring the PostgreSQL schema up to date (every replica also does
+    /// this at start, under a lock); nothing to do with the embedded redb.
+    Migrate,
 }
 
 pub fn run(config: &Config, action: Action) -> Result<()> {
-    let store = Store::open(&config.data_dir, config.master_key.as_deref())?;
+    let store = crate::server::open_store(config)?;
     match action {
+        Action::Migrate => {
+            // Opening the store applied whatever was missing.
+            println!(
+                "{}",
+                serde_json::json!({ "backend": format!("{:?}", config.storage.backend).to_lowercase(), "schema": "up to date" })
+            );
+        }
         Action::CreateUser { email } => {
             let user = store.create_user(&email)?;
             println!(

@@ -32,6 +32,16 @@ pub struct DemoArgs {
     /// Latency the fake upstreams add to every response.
     #[arg(long, default_value_t = 0)]
     pub upstream_latency_ms: u64,
+    /// Replicas to start, sharing one PostgreSQL and one Redis (more than
+    /// one needs both; `tools/demo --replicas N` starts private ones).
+    #[arg(long, default_value_t = 1)]
+    pub replicas: usize,
+    /// Keep the records in this PostgreSQL database instead of redb.
+    #[arg(long)]
+    pub postgres: Option<String>,
+    /// Share the limits' windows in this Redis.
+    #[arg(long)]
+    pub redis: Option<String>,
 }
 
 const USERS: [&str; 2] = ["alice", "bob"];
@@ -70,8 +80,8 @@ pub async fn run(args: DemoArgs) -> Result<()> {
     })
     .await?;
     let tls = write_certificates(&data_dir, fake.ca_cert_pem())?;
-    let config = demo_config(&args, &data_dir, &tls, fake.addr())?;
-    let running = crate::server::start(config).await?;
+    let replicas = start_replicas(&args, &data_dir, &tls, fake.addr()).await?;
+    let running = &replicas[0];
     let users = create_users(
         &running.app.store,
         &running.app.registry,
@@ -89,6 +99,7 @@ pub async fn run(args: DemoArgs) -> Result<()> {
         "fake_upstreams_ca_cert": tls.fake_ca.display().to_string(),
         "users": users.iter().map(|(email, token)| json!({ "email": email, "token": token.expose(), "password": DEMO_PASSWORD })).collect::<Vec<_>>(),
         "dashboard_url": format!("https://{}/dashboard", running.addr),
+        "replicas": replicas.iter().map(|r| format!("https://{}/v1", r.addr)).collect::<Vec<_>>(),
     });
     println!("{first_line}");
     eprintln!(
@@ -98,9 +109,53 @@ pub async fn run(args: DemoArgs) -> Result<()> {
         users[0].1.expose(),
         running.addr,
     );
-    running.serve_until_signal().await?;
+    crate::server::serve_until_signal(replicas).await?;
     fake.shutdown().await;
     Ok(())
+}
+
+/// Starts `--replicas` servers on one store: each with its own address and
+/// data folder (caches), all on the same PostgreSQL and Redis when given.
+async fn start_replicas(
+    args: &DemoArgs,
+    data_dir: &Path,
+    tls: &TlsFiles,
+    fake: SocketAddr,
+) -> Result<Vec<crate::server::Running>> {
+    anyhow::ensure!(args.replicas >= 1, "--replicas must be at least 1");
+    anyhow::ensure!(
+        args.replicas == 1 || (args.postgres.is_some() && args.redis.is_some()),
+        "--replicas {} share one PostgreSQL and one Redis: give --postgres and --redis \
+         (tools/demo --replicas N starts private ones)",
+        args.replicas
+    );
+    let master_key = match args.postgres {
+        Some(_) => Some(demo_master_key(data_dir)?),
+        None => None,
+    };
+    let mut replicas = Vec::new();
+    for index in 0..args.replicas {
+        // The first replica's folder is the demo's; the others' start with
+        // its compiled components instead of compiling them again.
+        let folder = match index {
+            0 => data_dir.to_path_buf(),
+            _ => data_dir.join(format!("replica-{index}")),
+        };
+        if index > 0 {
+            copy_files(
+                &data_dir.join(COMPONENT_CACHE),
+                &folder.join(COMPONENT_CACHE),
+            )?;
+        }
+        let listen = if index == 0 {
+            args.listen
+        } else {
+            SocketAddr::new(args.listen.ip(), 0)
+        };
+        let config = demo_config(args, listen, &folder, tls, fake, master_key.as_deref())?;
+        replicas.push(crate::server::start(config).await?);
+    }
+    Ok(replicas)
 }
 
 fn create_users(
@@ -166,13 +221,31 @@ pub(crate) fn write_certificates(data_dir: &Path, fake_ca_pem: &str) -> Result<T
 /// The demo's embedded defaults; `QUARRY_*` variables still override them.
 fn demo_config(
     args: &DemoArgs,
+    listen: SocketAddr,
     data_dir: &Path,
     tls: &TlsFiles,
     fake: SocketAddr,
+    master_key: Option<&str>,
 ) -> Result<Config> {
     let mut table = toml::Table::new();
     let mut set = |key: &str, value: toml::Value| table.insert(key.to_string(), value);
-    set("listen", args.listen.to_string().into());
+    set("listen", listen.to_string().into());
+    if let Some(url) = &args.postgres {
+        let mut storage = toml::Table::new();
+        storage.insert("backend".into(), "postgres".into());
+        storage.insert("postgres_url".into(), url.clone().into());
+        storage.insert("pool_size".into(), 8.into());
+        set("storage", storage.into());
+        // Every replica unwraps the same data keys. A demo's key; an
+        // operator's comes from their secret store (QUARRY_MASTER_KEY
+        // overrides this one).
+        set("master_key", master_key.unwrap_or_default().into());
+    }
+    if let Some(url) = &args.redis {
+        let mut coordination = toml::Table::new();
+        coordination.insert("redis_url".into(), url.clone().into());
+        set("coordination", coordination.into());
+    }
     set("data_dir", data_dir.display().to_string().into());
     set("plugins_dir", args.plugins_dir.display().to_string().into());
     set("token_ttl_seconds", (args.token_ttl_seconds as i64).into());
@@ -225,6 +298,32 @@ fn demo_config(
     dashboard.insert("sso".into(), sso.into());
     set("dashboard", dashboard.into());
     Config::from_sources(&table.to_string(), std::env::vars()).context("the demo configuration")
+}
+
+const COMPONENT_CACHE: &str = "cache/components";
+
+fn copy_files(from: &Path, to: &Path) -> Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        if entry.file_type()?.is_file() {
+            std::fs::copy(entry.path(), to.join(entry.file_name()))?;
+        }
+    }
+    Ok(())
+}
+
+/// The master key the demo's replicas share: `<data dir>/shared-master.key`,
+/// made on first use.
+fn demo_master_key(data_dir: &Path) -> Result<String> {
+    let path = data_dir.join("shared-master.key");
+    if let Ok(key) = std::fs::read_to_string(&path) {
+        return Ok(key.trim().to_string());
+    }
+    use base64::Engine as _;
+    let key = base64::engine::general_purpose::STANDARD.encode(rand::random::<[u8; 32]>());
+    std::fs::write(&path, &key)?;
+    Ok(key)
 }
 
 /// The ids of the connectors in the plugins folder (`<id>.toml`).

@@ -64,6 +64,14 @@ fn only_the_store_touches_redb() {
 }
 
 /// The top-level module a file under `host/src` belongs to.
+#[test]
+fn only_the_store_touches_postgres_and_only_coordination_touches_redis() {
+    let outside = naming_outside("tokio_postgres::", "store/");
+    assert!(outside.is_empty(), "PostgreSQL is used outside store/: {outside:?}");
+    let outside = naming_outside("redis::", "coordination/");
+    assert!(outside.is_empty(), "Redis is used outside coordination/: {outside:?}");
+}
+
 fn module_of(relative: &str) -> String {
     let first = relative.split('/').next().unwrap_or(relative);
     first.trim_end_matches(".rs").to_string()

@@ -9,6 +9,7 @@ pub mod calendar;
 pub mod config;
 pub mod connector_kit;
 pub mod connectors;
+pub mod coordination;
 pub mod dashboard;
 pub mod deletion;
 #[cfg(feature = "demo")]

@@ -10,18 +10,20 @@ use anyhow::{Context, Result};
 use axum_server::Handle;
 use axum_server::tls_rustls::RustlsConfig;
 
+use crate::api::limits::RateLimiter;
 use crate::api::{self, App};
 use crate::archive::Archive;
 use crate::config::Config;
-use crate::config::EmbedderKind;
+use crate::config::{BackendKind, EmbedderKind};
 use crate::connectors::{NetworkConfig, Registry, RegistryConfig, Runtime, RuntimeConfig};
+use crate::coordination::{Redis, SharedWindows};
 use crate::deletion::Deletions;
 use crate::metrics::Metrics;
 use crate::oauth::revoke::Revoker;
 use crate::rank::Scheduler;
 use crate::rank::embed::Cached;
 use crate::search::Search;
-use crate::store::Store;
+use crate::store::{PostgresConfig, Store};
 use crate::webhooks::Webhooks;
 
 /// A server that is listening.
@@ -89,8 +91,39 @@ pub async fn start(config: Config) -> Result<Running> {
     })
 }
 
+/// The store the configuration names: the embedded redb file in the data
+/// folder, or the PostgreSQL database replicas share.
+pub fn open_store(config: &Config) -> Result<Store> {
+    match config.storage.backend {
+        BackendKind::Redb => Store::open(&config.data_dir, config.master_key.as_deref()),
+        BackendKind::Postgres => {
+            let (Some(url), Some(master_key)) = (&config.storage.postgres_url, &config.master_key)
+            else {
+                anyhow::bail!("[storage] postgres needs postgres_url and master_key")
+            };
+            let postgres = PostgresConfig {
+                url: url.expose().to_string(),
+                pool_size: config.storage.pool_size,
+            };
+            Store::open_shared(&postgres, master_key)
+        }
+    }
+}
+
+/// The limits' windows: in this process, or in the Redis replicas share.
+fn rate_limiter(config: &Config, store: &Arc<Store>) -> Result<RateLimiter> {
+    let limits = config.limits.clone();
+    Ok(match &config.coordination.redis_url {
+        None => RateLimiter::new(limits, store.clone()),
+        Some(url) => {
+            let redis = Redis::connect(url.expose(), config.coordination.key_prefix.as_deref())?;
+            RateLimiter::shared(limits, SharedWindows::new(redis))
+        }
+    })
+}
+
 async fn assemble(config: &Config) -> Result<App> {
-    let store = Arc::new(Store::open(&config.data_dir, config.master_key.as_deref())?);
+    let store = Arc::new(open_store(config)?);
     let runtime = Runtime::new(RuntimeConfig {
         cache_dir: Some(config.data_dir.join("cache/components")),
         limits: config.sandbox,
@@ -109,10 +142,7 @@ async fn assemble(config: &Config) -> Result<App> {
     for (id, problem) in registry.problems() {
         tracing::warn!(connector = %id, %problem, "connector not loaded");
     }
-    let limiter = Arc::new(api::limits::RateLimiter::new(
-        config.limits.clone(),
-        store.clone(),
-    ));
+    let limiter = Arc::new(rate_limiter(config, &store)?);
     let metrics = Arc::new(Metrics::default());
     let deadline = Duration::from_millis(config.query.connector_deadline_ms);
     let (embedder, fallback) = embedders(config)?;
@@ -181,7 +211,6 @@ async fn assemble(config: &Config) -> Result<App> {
         limiter,
         metrics,
         published: Arc::new(api::docs::Published::load()?),
-        in_flight: Default::default(),
     })
 }
 
@@ -270,6 +299,16 @@ impl Running {
         tokio::task::spawn_blocking(move || archive.flush()).await??;
         Ok(())
     }
+}
+
+/// Serves several servers (the demo's replicas) until Ctrl-C or SIGTERM.
+pub async fn serve_until_signal(servers: Vec<Running>) -> Result<()> {
+    shutdown_signal().await;
+    tracing::info!("shutting down");
+    for server in servers {
+        server.shutdown().await?;
+    }
+    Ok(())
 }
 
 async fn shutdown_signal() {

@@ -5,6 +5,8 @@ use axum::http::{HeaderName, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
+use crate::store::Unavailable;
+
 /// The contract's error types.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorType {
@@ -89,6 +91,19 @@ impl ApiError {
         )
     }
 
+    /// A 503 (type `server_error`, the contract's one type for the server's
+    /// failures) when storage or coordination cannot be reached: nothing
+    /// was done, and the same request may be retried.
+    pub fn unavailable(error: impl std::fmt::Display) -> ApiError {
+        tracing::warn!(%error, "storage unavailable");
+        ApiError::new(
+            ErrorType::ServerError,
+            "the service's storage is unavailable for a moment; retry shortly",
+        )
+        .with_status(StatusCode::SERVICE_UNAVAILABLE)
+        .with_retry_after(2)
+    }
+
     pub fn unauthorized(message: impl Into<String>, expired: bool) -> ApiError {
         ApiError::new(ErrorType::Unauthorized, message)
             .with_header(
@@ -144,6 +159,9 @@ impl IntoResponse for ApiError {
 
 impl From<anyhow::Error> for ApiError {
     fn from(error: anyhow::Error) -> ApiError {
+        if error.chain().any(|cause| cause.is::<Unavailable>()) {
+            return ApiError::unavailable(error);
+        }
         ApiError::internal(format!("{error:#}"))
     }
 }

@@ -1,10 +1,9 @@
 //! `Idempotency-Key` on `POST /v1/query`: the same key and body within 24
 //! hours get the stored 200 response again (marked `Idempotent-Replayed`,
 //! not charged against the limits); the same key with another body, or
-//! while the first request still runs, is a 409.
-
-use std::collections::HashMap;
-use std::sync::Mutex;
+//! while the first request still runs, is a 409. The key's state is a
+//! record in the store (see `store/idempotency.rs`), so every replica
+//! answers the same.
 
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
@@ -14,13 +13,9 @@ use axum::response::{IntoResponse, Response};
 use super::App;
 use super::error::ApiError;
 use super::gate::{BodyHash, Identity, limit};
-use crate::store::{IdempotencyRecord, now};
+use crate::store::{ClaimOutcome, IdempotencyRecord, RequestState};
 
 pub const HEADER: &str = "idempotency-key";
-
-/// Requests with a key that are still running, per `(user, key)`.
-#[derive(Default)]
-pub struct InFlight(Mutex<HashMap<(String, String), String>>);
 
 /// Layer (`POST /v1/query`): a repeated request (same user, key and body
 /// within 24 hours) gets the stored response, marked `Idempotent-Replayed`
@@ -36,7 +31,10 @@ pub async fn replay(State(app): State<App>, request: Request, next: Next) -> Res
         _ => None,
     };
     match stored {
-        Some(response) => limit::with_decision(response, limit::peek(&app, request.extensions())),
+        Some(response) => match limit::peek(&app, request.extensions()).await {
+            Ok(decision) => limit::with_decision(response, decision),
+            Err(unavailable) => unavailable,
+        },
         None => next.run(request).await,
     }
 }
@@ -53,7 +51,15 @@ fn stored_answer(
     if record.body_hash != body_hash {
         return None;
     }
-    let mut response = (StatusCode::from_u16(record.status).ok()?, record.body).into_response();
+    replayed(record)
+}
+
+/// The stored response of an answered record, marked as a replay.
+fn replayed(record: IdempotencyRecord) -> Option<Response> {
+    let RequestState::Answered { status, body } = record.state else {
+        return None;
+    };
+    let mut response = (StatusCode::from_u16(status).ok()?, body).into_response();
     let headers = response.headers_mut();
     headers.insert(
         header::CONTENT_TYPE,
@@ -87,6 +93,14 @@ pub struct Claim<'a> {
     user_id: String,
     key: String,
     body_hash: String,
+    answered: bool,
+}
+
+/// What a request with a key does: run (holding the key), or answer at once.
+pub enum Claimed<'a> {
+    Run(Claim<'a>),
+    /// Another request with this key finished meanwhile: its answer.
+    Replay(Response),
 }
 
 /// Claims `key` for this request, or says why it cannot run.
@@ -95,31 +109,24 @@ pub fn claim<'a>(
     user_id: &str,
     key: String,
     body_hash: &str,
-) -> Result<Claim<'a>, ApiError> {
-    if let Some(record) = app.store.idempotency_record(user_id, &key)?
-        && record.body_hash != body_hash
-    {
-        return Err(different_body());
+) -> Result<Claimed<'a>, ApiError> {
+    match app.store.claim_idempotency_key(user_id, &key, body_hash)? {
+        ClaimOutcome::Claimed => Ok(Claimed::Run(Claim {
+            app,
+            user_id: user_id.to_string(),
+            key,
+            body_hash: body_hash.to_string(),
+            answered: false,
+        })),
+        ClaimOutcome::Running => Err(ApiError::conflict(
+            "a request with this Idempotency-Key is still running; retry when it has finished",
+        )
+        .with_retry_after(1)),
+        ClaimOutcome::OtherBody => Err(different_body()),
+        ClaimOutcome::Answered(record) => replayed(record)
+            .map(Claimed::Replay)
+            .ok_or_else(|| ApiError::internal("an answered idempotency record without its answer")),
     }
-    let mut running = app.in_flight.0.lock().expect("in-flight lock");
-    let slot = (user_id.to_string(), key.clone());
-    if let Some(hash) = running.get(&slot) {
-        return Err(if hash == body_hash {
-            ApiError::conflict(
-                "a request with this Idempotency-Key is still running; retry when it has finished",
-            )
-            .with_retry_after(1)
-        } else {
-            different_body()
-        });
-    }
-    running.insert(slot, body_hash.to_string());
-    Ok(Claim {
-        app,
-        user_id: user_id.to_string(),
-        key,
-        body_hash: body_hash.to_string(),
-    })
 }
 
 fn different_body() -> ApiError {
@@ -131,29 +138,33 @@ fn different_body() -> ApiError {
 impl Claim<'_> {
     /// Stores a 200 response for replays (other outcomes are not stored:
     /// retrying them with the same key runs the request again).
-    pub fn store(&self, status: StatusCode, body: &[u8]) -> anyhow::Result<()> {
+    pub fn store(&mut self, status: StatusCode, body: &[u8]) -> anyhow::Result<()> {
         if status != StatusCode::OK {
             return Ok(());
         }
-        let record = IdempotencyRecord {
-            body_hash: self.body_hash.clone(),
-            status: status.as_u16(),
-            body: body.to_vec(),
-            created_at: now(),
-        };
-        self.app
-            .store
-            .put_idempotency_record(&self.user_id, &self.key, &record)
+        self.app.store.answer_idempotency_key(
+            &self.user_id,
+            &self.key,
+            &self.body_hash,
+            (status.as_u16(), body),
+        )?;
+        self.answered = true;
+        Ok(())
     }
 }
 
 impl Drop for Claim<'_> {
     fn drop(&mut self) {
-        self.app
-            .in_flight
-            .0
-            .lock()
-            .expect("in-flight lock")
-            .remove(&(self.user_id.clone(), self.key.clone()));
+        if self.answered {
+            return;
+        }
+        let released =
+            self.app
+                .store
+                .release_idempotency_key(&self.user_id, &self.key, &self.body_hash);
+        if let Err(error) = released {
+            // The lease frees the key later.
+            tracing::warn!(%error, "could not release an idempotency key");
+        }
     }
 }

@@ -2,19 +2,23 @@
 //! a client address for requests without a valid token) and per bucket (an
 //! endpoint of the contract's table, or the default bucket).
 //!
-//! Minute windows live in memory: losing them in a restart gives at most a
-//! minute's grace. Day windows are also written to the store before the
-//! request goes on (group commit: one transaction serves every request
-//! waiting at that moment), so a crash never hands anyone a fresh day.
-//! Check-and-charge happens under one lock, so concurrent requests can never
-//! be admitted past the limit.
+//! Two places keep the windows:
+//! - one process ([`LocalWindows`]): minute windows in memory (losing them
+//!   in a restart gives at most a minute's grace); day windows also
+//!   written to the store before the request goes on (group commit: one
+//!   transaction serves every request waiting at that moment), so a crash
+//!   never hands anyone a fresh day. Check-and-charge happens under one
+//!   lock, so concurrent requests can never be admitted past the limit;
+//! - replicas ([`SharedWindows`]): one Redis script per request checks and
+//!   counts both windows at once, on Redis's clock, for every replica.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::config::{RateLimits, Window};
-use crate::store::Store;
+use crate::coordination::SharedWindows;
+use crate::store::{Store, now};
 
 /// Which allowance a request draws on. Every endpoint has its own: the
 /// three of the contract's table with their limits, every other one (named
@@ -53,44 +57,57 @@ pub struct Decision {
     pub reset_day: i64,
     /// Seconds until the window that refused the request resets.
     pub retry_after: i64,
-    /// The change to the day counters this request made, to wait for with
-    /// [`RateLimiter::persist`] (0: nothing to persist).
-    pub change: u64,
 }
 
-#[derive(Default, Clone, Copy)]
-struct Counts {
-    minute_start: i64,
-    minute: u32,
-    day_start: i64,
-    day: u32,
+impl Decision {
+    /// The windows after a request, from the counts of `window` at `now`.
+    fn new(window: Window, allowed: bool, (minute, day): (u32, u32), now: i64) -> Decision {
+        let reset_minute = now - now.rem_euclid(60) + 60;
+        let reset_day = now - now.rem_euclid(86_400) + 86_400;
+        let day_full = day >= window.day;
+        Decision {
+            allowed,
+            limit_minute: window.minute,
+            remaining_minute: window.minute.saturating_sub(minute),
+            reset_minute,
+            limit_day: window.day,
+            remaining_day: window.day.saturating_sub(day),
+            reset_day,
+            retry_after: if day_full && !allowed {
+                reset_day - now
+            } else {
+                reset_minute - now
+            }
+            .max(1),
+        }
+    }
 }
 
-/// Day counters to write, by (subject, bucket, day), and the number of the
-/// latest change.
-type Pending = (BTreeMap<(String, Bucket, i64), u64>, u64);
+/// Where the windows are kept.
+enum Windows {
+    Local(Arc<LocalWindows>),
+    Shared(SharedWindows),
+}
 
 pub struct RateLimiter {
     limits: RateLimits,
-    store: Arc<Store>,
-    counts: Mutex<HashMap<(String, Bucket), Counts>>,
-    /// Day counters changed since the last commit, and the number of the
-    /// latest change.
-    dirty: Mutex<Pending>,
-    /// Every change up to this number is in the store.
-    committed: AtomicU64,
-    commit_lock: tokio::sync::Mutex<()>,
+    windows: Windows,
 }
 
 impl RateLimiter {
+    /// Windows in this process (one replica).
     pub fn new(limits: RateLimits, store: Arc<Store>) -> RateLimiter {
         RateLimiter {
             limits,
-            store,
-            counts: Mutex::default(),
-            dirty: Mutex::default(),
-            committed: AtomicU64::new(0),
-            commit_lock: tokio::sync::Mutex::new(()),
+            windows: Windows::Local(Arc::new(LocalWindows::new(store))),
+        }
+    }
+
+    /// Windows in Redis, shared by every replica.
+    pub fn shared(limits: RateLimits, windows: SharedWindows) -> RateLimiter {
+        RateLimiter {
+            limits,
+            windows: Windows::Shared(windows),
         }
     }
 
@@ -105,17 +122,91 @@ impl RateLimiter {
     }
 
     /// Counts one request if both windows have room, and says what is left.
-    pub fn charge(&self, subject: &str, bucket: Bucket, now: i64) -> Decision {
-        self.decide(subject, bucket, now, true)
+    /// Returns once the count is durable (see the module's comment).
+    pub async fn charge(&self, subject: &str, bucket: Bucket) -> anyhow::Result<Decision> {
+        self.decide(subject, bucket, true).await
     }
 
     /// The windows as they are, without counting (for replays, which are free).
-    pub fn peek(&self, subject: &str, bucket: Bucket, now: i64) -> Decision {
-        self.decide(subject, bucket, now, false)
+    pub async fn peek(&self, subject: &str, bucket: Bucket) -> anyhow::Result<Decision> {
+        self.decide(subject, bucket, false).await
     }
 
-    fn decide(&self, subject: &str, bucket: Bucket, now: i64, count: bool) -> Decision {
+    async fn decide(
+        &self,
+        subject: &str,
+        bucket: Bucket,
+        charge: bool,
+    ) -> anyhow::Result<Decision> {
         let window = self.window(bucket);
+        match &self.windows {
+            Windows::Local(local) => {
+                let (decision, change) = local.decide(subject, bucket, window, now(), charge);
+                local.persist(change).await?;
+                Ok(decision)
+            }
+            Windows::Shared(shared) => {
+                let limits = (window.minute, window.day);
+                let counted = shared.count(subject, bucket.name(), limits, charge).await?;
+                let counts = (counted.minute, counted.day);
+                Ok(Decision::new(window, counted.allowed, counts, counted.now))
+            }
+        }
+    }
+
+    /// Commits whatever is pending (at shutdown).
+    pub fn flush(&self) {
+        if let Windows::Local(local) = &self.windows {
+            local.flush();
+        }
+    }
+}
+
+#[derive(Default, Clone, Copy)]
+struct Counts {
+    minute_start: i64,
+    minute: u32,
+    day_start: i64,
+    day: u32,
+}
+
+/// Day counters to write, by (subject, bucket, day), and the number of the
+/// latest change.
+type Pending = (BTreeMap<(String, Bucket, i64), u64>, u64);
+
+/// The windows of one process.
+pub struct LocalWindows {
+    store: Arc<Store>,
+    counts: Mutex<HashMap<(String, Bucket), Counts>>,
+    /// Day counters changed since the last commit, and the number of the
+    /// latest change.
+    dirty: Mutex<Pending>,
+    /// Every change up to this number is in the store.
+    committed: AtomicU64,
+    commit_lock: tokio::sync::Mutex<()>,
+}
+
+impl LocalWindows {
+    fn new(store: Arc<Store>) -> LocalWindows {
+        LocalWindows {
+            store,
+            counts: Mutex::default(),
+            dirty: Mutex::default(),
+            committed: AtomicU64::new(0),
+            commit_lock: tokio::sync::Mutex::new(()),
+        }
+    }
+
+    /// The decision, and the change to the day counters it made, to wait
+    /// for with [`LocalWindows::persist`] (0: nothing to persist).
+    fn decide(
+        &self,
+        subject: &str,
+        bucket: Bucket,
+        window: Window,
+        now: i64,
+        count: bool,
+    ) -> (Decision, u64) {
         let minute_start = now - now.rem_euclid(60);
         let day_start = now - now.rem_euclid(86_400);
         let mut all = self.counts.lock().expect("limiter lock");
@@ -152,29 +243,13 @@ impl RateLimiter {
             dirty.1 += 1;
             change = dirty.1;
         }
-        let reset_minute = minute_start + 60;
-        let reset_day = day_start + 86_400;
-        Decision {
-            allowed,
-            limit_minute: window.minute,
-            remaining_minute: window.minute.saturating_sub(counts.minute),
-            reset_minute,
-            limit_day: window.day,
-            remaining_day: window.day.saturating_sub(counts.day),
-            reset_day,
-            retry_after: if day_full {
-                reset_day - now
-            } else {
-                reset_minute - now
-            }
-            .max(1),
-            change,
-        }
+        let counts = (counts.minute, counts.day);
+        (Decision::new(window, allowed, counts, now), change)
     }
 
     /// Returns once the day counters, up to `change`, are in the store.
     /// Requests arriving while a commit runs are served by the next one.
-    pub async fn persist(self: &Arc<Self>, change: u64) -> anyhow::Result<()> {
+    async fn persist(self: &Arc<Self>, change: u64) -> anyhow::Result<()> {
         if change == 0 || self.committed.load(Ordering::Acquire) >= change {
             return Ok(());
         }
@@ -201,8 +276,7 @@ impl RateLimiter {
         Ok(())
     }
 
-    /// Commits whatever is pending (at shutdown).
-    pub fn flush(&self) {
+    fn flush(&self) {
         if let Err(error) = self.commit() {
             tracing::error!(%error, "could not persist day counters");
         }
@@ -213,63 +287,67 @@ impl RateLimiter {
 mod tests {
     use super::*;
 
-    fn limiter(minute: u32, day: u32) -> (tempfile::TempDir, Arc<Store>, RateLimiter) {
+    fn windows() -> (tempfile::TempDir, Arc<Store>, LocalWindows) {
         let dir = tempfile::tempdir().unwrap();
         let store = Arc::new(Store::open(dir.path(), None).unwrap());
-        let limits = RateLimits {
-            query: Window { minute, day },
-            ..RateLimits::default()
-        };
-        let limiter = RateLimiter::new(limits, store.clone());
-        (dir, store, limiter)
+        (dir, store.clone(), LocalWindows::new(store))
+    }
+
+    fn charge(l: &LocalWindows, subject: &str, bucket: Bucket, window: Window, t: i64) -> Decision {
+        l.decide(subject, bucket, window, t, true).0
     }
 
     #[test]
     fn minute_windows_reset_on_the_minute() {
-        let (_d, _s, l) = limiter(2, 100);
+        let (_d, _s, l) = windows();
+        let w = Window {
+            minute: 2,
+            day: 100,
+        };
         let t = 1_700_000_080; // 40 s into a minute
-        assert!(l.charge("u", Bucket::Query, t).allowed);
-        let second = l.charge("u", Bucket::Query, t);
+        assert!(charge(&l, "u", Bucket::Query, w, t).allowed);
+        let second = charge(&l, "u", Bucket::Query, w, t);
         assert_eq!(second.remaining_minute, 0);
-        let refused = l.charge("u", Bucket::Query, t + 5);
+        let refused = charge(&l, "u", Bucket::Query, w, t + 5);
         assert!(!refused.allowed);
         assert_eq!(refused.retry_after, 15);
         assert_eq!(refused.reset_minute, t + 20);
-        assert!(l.charge("u", Bucket::Query, t + 20).allowed, "a new minute");
-        assert!(l.charge("v", Bucket::Query, t).allowed, "per subject");
         assert!(
-            l.charge("u", Bucket::Other("GET /me"), t).allowed,
+            charge(&l, "u", Bucket::Query, w, t + 20).allowed,
+            "a new minute"
+        );
+        assert!(charge(&l, "v", Bucket::Query, w, t).allowed, "per subject");
+        assert!(
+            charge(&l, "u", Bucket::Other("GET /me"), w, t).allowed,
             "per bucket"
         );
     }
 
     #[test]
     fn day_counts_survive_a_restart() {
-        let (_d, store, l) = limiter(100, 3);
+        let (_d, store, l) = windows();
+        let w = Window {
+            minute: 100,
+            day: 3,
+        };
         let t = 1_700_000_000;
         for _ in 0..3 {
-            assert!(l.charge("u", Bucket::Query, t).allowed);
+            assert!(charge(&l, "u", Bucket::Query, w, t).allowed);
         }
         l.flush();
-        let again = RateLimiter::new(
-            RateLimits {
-                query: Window {
-                    minute: 100,
-                    day: 3,
-                },
-                ..RateLimits::default()
-            },
-            store,
-        );
-        let refused = again.charge("u", Bucket::Query, t + 120);
+        let again = LocalWindows::new(store);
+        let refused = charge(&again, "u", Bucket::Query, w, t + 120);
         assert!(!refused.allowed);
         assert_eq!(refused.reset_day, t - t.rem_euclid(86_400) + 86_400);
+        assert_eq!(refused.retry_after, refused.reset_day - (t + 120));
     }
 
     #[test]
     fn peeking_does_not_count() {
-        let (_d, _s, l) = limiter(1, 10);
-        assert_eq!(l.peek("u", Bucket::Query, 60).remaining_minute, 1);
-        assert!(l.charge("u", Bucket::Query, 60).allowed);
+        let (_d, _s, l) = windows();
+        let w = Window { minute: 1, day: 10 };
+        let peeked = l.decide("u", Bucket::Query, w, 60, false).0;
+        assert_eq!(peeked.remaining_minute, 1);
+        assert!(charge(&l, "u", Bucket::Query, w, 60).allowed);
     }
 }

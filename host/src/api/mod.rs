@@ -24,7 +24,6 @@ use axum::http::header;
 use axum::response::IntoResponse;
 use axum::routing::{MethodRouter, delete, get, post};
 
-use self::idempotency::InFlight;
 use self::limits::RateLimiter;
 use self::routes::Endpoint;
 use crate::connectors::Registry;
@@ -44,7 +43,6 @@ pub struct App {
     pub search: Arc<Search>,
     pub metrics: Arc<Metrics>,
     pub published: Arc<docs::Published>,
-    pub in_flight: Arc<InFlight>,
     /// Registrations, the outbox and its delivery worker.
     pub webhooks: Arc<Webhooks>,
     pub archive: Arc<crate::archive::Archive>,
@@ -71,7 +69,6 @@ parts! {
     search: Search,
     metrics: Metrics,
     published: docs::Published,
-    in_flight: InFlight,
     webhooks: Webhooks,
     archive: crate::archive::Archive,
     deletions: crate::deletion::Deletions,

@@ -17,9 +17,9 @@ use axum::{Json, Router};
 use serde_json::{Value, json};
 
 use super::App;
+use super::error::ApiError;
 use super::limits::Bucket;
 use crate::issuer::{Issued, Poll, Renewal};
-use crate::store::now;
 
 const DEVICE_CODE_GRANT: &str = "urn:ietf:params:oauth:grant-type:device_code";
 const MAX_CLIENT_ID_CHARS: usize = 100;
@@ -138,10 +138,15 @@ fn client_id(fields: &[(String, String)]) -> Result<&str, OAuthError> {
 }
 
 /// Per client address, like other requests without a token.
-fn limited(app: &App, addr: SocketAddr) -> Option<Response> {
-    let decision = app
+async fn limited(app: &App, addr: SocketAddr) -> Option<Response> {
+    let decision = match app
         .limiter
-        .charge(&addr.ip().to_string(), Bucket::Anonymous, now());
+        .charge(&addr.ip().to_string(), Bucket::Anonymous)
+        .await
+    {
+        Ok(decision) => decision,
+        Err(error) => return Some(ApiError::from(error).into_response()),
+    };
     (!decision.allowed).then(|| {
         let mut response = oauth_error(
             StatusCode::TOO_MANY_REQUESTS,
@@ -168,7 +173,9 @@ impl FromRequest<App> for OAuthForm {
             .extensions()
             .get::<ConnectInfo<SocketAddr>>()
             .map(|ConnectInfo(addr)| *addr);
-        if let Some(refused) = addr.and_then(|addr| limited(app, addr)) {
+        if let Some(addr) = addr
+            && let Some(refused) = limited(app, addr).await
+        {
             return Err(refused);
         }
         let headers = request.headers().clone();

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use super::App;
 use super::error::ApiError;
 use super::gate::{BodyHash, Caller};
-use super::idempotency;
+use super::idempotency::{self, Claimed};
 use super::json::ApiJson;
 use crate::archive::ArchivedChunk;
 use crate::search::Answer;
@@ -55,14 +55,17 @@ pub async fn query(
     let max_results = validate_max_results(body.max_results)?;
     let connectors = resolve_connectors(&app, &caller.user.id, body.connectors)?;
     let connectors = refresh_tokens(&app, &caller.user.id, connectors).await;
-    let claim = match key {
-        Some(key) => Some(idempotency::claim(&app, &caller.user.id, key, &body_hash)?),
+    let mut claim = match key {
+        Some(key) => match idempotency::claim(&app, &caller.user.id, key, &body_hash)? {
+            Claimed::Run(claim) => Some(claim),
+            Claimed::Replay(answer) => return Ok(answer),
+        },
         None => None,
     };
     let answer = app.search.run(question, connectors, max_results).await?;
     archive(&app, &caller.user.id, question, &answer).await?;
     let body = serde_json::to_vec(&render(question, &answer))?;
-    if let Some(claim) = &claim {
+    if let Some(claim) = &mut claim {
         claim.store(StatusCode::OK, &body)?;
     }
     Ok((

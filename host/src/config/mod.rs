@@ -13,12 +13,14 @@
 //! - [`limits`]: rate limits and per-query limits;
 //! - [`ranking`]: ranking and embedding (the local model or an endpoint);
 //! - [`webhooks`]: outgoing webhooks;
-//! - [`dashboard`]: the web dashboard and its single sign-on.
+//! - [`dashboard`]: the web dashboard and its single sign-on;
+//! - [`storage`]: where records live, and what replicas share.
 
 mod dashboard;
 mod limits;
 mod network;
 mod ranking;
+mod storage;
 mod webhooks;
 
 use std::collections::BTreeMap;
@@ -35,6 +37,7 @@ pub use dashboard::{DashboardConfig, SsoConfig};
 pub use limits::{QueryConfig, RateLimits, Window};
 pub use network::{TlsConfig, UpstreamConfig};
 pub use ranking::{EmbedderKind, EndpointConfig, RankingConfig};
+pub use storage::{BackendKind, CoordinationConfig, StorageConfig};
 pub use webhooks::{OperatorEndpoint, WebhookConfig};
 
 #[derive(Debug, Clone, Deserialize)]
@@ -71,6 +74,8 @@ pub struct Config {
     pub dashboard: DashboardConfig,
     /// `text` (for people) or `json` (for log pipelines).
     pub log_format: String,
+    pub storage: StorageConfig,
+    pub coordination: CoordinationConfig,
 }
 
 impl Default for Config {
@@ -93,6 +98,8 @@ impl Default for Config {
             deletion: DeletionConfig::default(),
             dashboard: DashboardConfig::default(),
             log_format: "text".into(),
+            storage: StorageConfig::default(),
+            coordination: CoordinationConfig::default(),
         }
     }
 }
@@ -199,6 +206,7 @@ impl Config {
         if let Some(sso) = &self.dashboard.sso {
             sso.validate()?;
         }
+        self.storage.validate(self.master_key.as_deref())?;
         Ok(())
     }
 

@@ -11,6 +11,10 @@
 //! passwords, connector grants, idempotency records and day counters.
 //! Anything secret or personal is encrypted with the user's data key
 //! before it reaches the backend.
+//!
+//! Two backends: redb, embedded (`embedded.rs`: one process, the default),
+//! and PostgreSQL (`postgres.rs`, with its schema in `migrations/`),
+//! shared by replicas.
 
 mod accounts;
 mod counters;
@@ -18,7 +22,10 @@ mod embedded;
 mod grants;
 mod idempotency;
 pub mod keys;
+mod leases;
 mod legacy;
+mod migrations;
+mod postgres;
 pub mod records;
 mod user_data;
 
@@ -33,8 +40,12 @@ pub use self::accounts::{
     TOKEN_PREFIX, TokenCheck, TokenInfo, User, revoke_token_hash_in, token_hash, token_id,
 };
 pub use self::grants::{Grant, GrantStatus};
-pub use self::idempotency::{IDEMPOTENCY_TTL_SECONDS, IdempotencyRecord};
+pub use self::idempotency::{
+    ClaimOutcome, IDEMPOTENCY_LEASE_SECONDS, IDEMPOTENCY_TTL_SECONDS, IdempotencyRecord,
+    RequestState,
+};
 use self::keys::{DataKey, MasterKey};
+pub use self::postgres::PostgresConfig;
 use self::records::{Backend, Bytes, Reader, Records, Space, Text, Writer};
 pub use self::user_data::{Counted, UserData};
 
@@ -55,11 +66,24 @@ impl Store {
             .with_context(|| format!("creating {}", data_dir.display()))?;
         let backend = embedded::Redb::open(&data_dir.join("quarry.redb"))?;
         let master = MasterKey::load(master_key, data_dir)?;
-        Ok(Store {
-            backend: Box::new(backend),
+        Ok(Store::with_backend(Box::new(backend), master))
+    }
+
+    /// Connects to the PostgreSQL database that replicas share, bringing
+    /// its schema up to date. The master key is the operator's (never in
+    /// the database it protects).
+    pub fn open_shared(postgres: &PostgresConfig, master_key: &str) -> Result<Store> {
+        let backend = postgres::Postgres::open(postgres)?;
+        let master = MasterKey::load(Some(master_key), Path::new("."))?;
+        Ok(Store::with_backend(Box::new(backend), master))
+    }
+
+    fn with_backend(backend: Box<dyn Backend>, master: MasterKey) -> Store {
+        Store {
+            backend,
             master,
             data_keys: Mutex::default(),
-        })
+        }
     }
 
     /// A read transaction: one consistent snapshot of every space.
@@ -133,7 +157,14 @@ pub const USER_DATA: &[UserData] = &[
     grants::USER_DATA,
     idempotency::USER_DATA,
     counters::USER_DATA,
+    leases::USER_DATA,
 ];
+
+/// The backend cannot be reached (PostgreSQL is down, say): the request
+/// may be retried, and the API answers 503.
+#[derive(Debug, thiserror::Error)]
+#[error("storage unavailable: {0}")]
+pub struct Unavailable(pub String);
 
 pub fn random_hex(bytes: usize) -> String {
     let mut raw = vec![0u8; bytes];
@@ -156,5 +187,7 @@ pub fn now() -> i64 {
         .map_or(0, |d| d.as_secs() as i64)
 }
 
+#[cfg(test)]
+mod backends_tests;
 #[cfg(test)]
 mod tests;

@@ -16,7 +16,6 @@ use crate::api::App;
 use crate::api::error::{ApiError, ErrorType};
 use crate::api::limits::{Bucket, Decision};
 use crate::api::routes::Endpoint;
-use crate::store::now;
 
 /// The bucket a request is charged to.
 fn bucket(identity: Option<&Identity>, endpoint: Option<Endpoint>) -> Bucket {
@@ -52,22 +51,24 @@ pub async fn charge(State(app): State<App>, request: Request, next: Next) -> Res
     with_decision(next.run(request).await, decision)
 }
 
-/// Charges the request and stores the count (acknowledged requests are
-/// counted durably: see `limits.rs`).
+/// Charges the request, durably (see `limits.rs`). When the windows
+/// cannot be reached, the answer is a 503 without the limits' headers:
+/// nobody knows the windows then.
 async fn charged(app: &App, extensions: &Extensions) -> Result<Decision, Response> {
     let (subject, bucket) = subject_and_bucket(extensions);
-    let decision = app.limiter.charge(&subject, bucket, now());
-    if let Err(error) = app.limiter.persist(decision.change).await {
-        let response = ApiError::internal(format!("{error:#}")).into_response();
-        return Err(with_decision(response, decision));
-    }
-    Ok(decision)
+    app.limiter
+        .charge(&subject, bucket)
+        .await
+        .map_err(|error| ApiError::from(error).into_response())
 }
 
 /// The windows as they are, uncharged (an idempotent replay).
-pub fn peek(app: &App, extensions: &Extensions) -> Decision {
+pub async fn peek(app: &App, extensions: &Extensions) -> Result<Decision, Response> {
     let (subject, bucket) = subject_and_bucket(extensions);
-    app.limiter.peek(&subject, bucket, now())
+    app.limiter
+        .peek(&subject, bucket)
+        .await
+        .map_err(|error| ApiError::from(error).into_response())
 }
 
 /// Answers `error` (a refused body), charged: the limits' 429 first when a

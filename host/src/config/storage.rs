@@ -1,0 +1,75 @@
+//! Where the records live (`[storage]`) and what replicas share beside
+//! them (`[coordination]`).
+//!
+//! One machine needs neither: the default is the embedded redb file in the
+//! data folder. Replicas share one PostgreSQL (`backend = "postgres"`) and
+//! one Redis (`redis_url`), which holds the rate-limit windows and sign-in
+//! throttles every replica must agree on.
+
+use anyhow::{Result, ensure};
+use serde::Deserialize;
+
+use crate::secret::Secret;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum BackendKind {
+    /// One redb file in the data folder: one process.
+    #[default]
+    Redb,
+    /// A PostgreSQL database shared by every replica.
+    Postgres,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct StorageConfig {
+    pub backend: BackendKind,
+    /// `postgres://user:password@host:port/database` (with `postgres`).
+    pub postgres_url: Option<Secret>,
+    /// Connections each replica keeps open at most. PostgreSQL's default
+    /// `max_connections` is 100: replicas × pool_size must stay below it.
+    pub pool_size: usize,
+}
+
+impl Default for StorageConfig {
+    fn default() -> Self {
+        StorageConfig {
+            backend: BackendKind::Redb,
+            postgres_url: None,
+            pool_size: 16,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CoordinationConfig {
+    /// `redis://host:port[/db]`: the rate-limit windows and sign-in
+    /// throttles, shared by every replica. Without it they live in the
+    /// process, which is right for one replica only.
+    pub redis_url: Option<Secret>,
+    /// A prefix for every Redis key, so that several deployments (or test
+    /// runs) can share one Redis.
+    pub key_prefix: Option<String>,
+}
+
+impl StorageConfig {
+    pub(super) fn validate(&self, master_key: Option<&str>) -> Result<()> {
+        if self.backend == BackendKind::Postgres {
+            ensure!(
+                self.postgres_url.is_some(),
+                "[storage] backend = \"postgres\" needs postgres_url"
+            );
+            // Every replica must unwrap the same data keys, and the key
+            // must not live in the database it protects.
+            ensure!(
+                master_key.is_some(),
+                "[storage] backend = \"postgres\" needs master_key (base64 of 32 bytes), \
+                 the same on every replica"
+            );
+            ensure!(self.pool_size > 0, "[storage] pool_size must be positive");
+        }
+        Ok(())
+    }
+}
