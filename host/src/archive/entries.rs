@@ -49,6 +49,18 @@ pub(super) struct Head {
     /// Segments of the stored index, and the generation they belong to.
     pub index_generation: u64,
     pub index_segments: u32,
+    /// Entries the indexer has given vectors since the first: with
+    /// `next_seq`, it tells a replica whether its loaded index is behind
+    /// what another replica archived or indexed.
+    #[serde(default)]
+    pub indexed: u64,
+}
+
+impl Head {
+    /// What a loaded index must have caught up with to be current.
+    pub fn mark(&self) -> (u64, u64) {
+        (self.next_seq, self.indexed)
+    }
 }
 
 pub(super) fn read_head(txn: &impl Records, user_id: &str) -> Result<Head> {

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::Result;
 
-use super::entries::{ENTRIES, PENDING};
+use super::entries::{ENTRIES, PENDING, read_head, write_head};
 use super::{Archive, EMBED_BATCH, Entry, Slot};
 use crate::rank::Priority;
 use crate::store::records::{Flow, Records, user_seqs};
@@ -127,6 +127,11 @@ impl Archive {
                 txn.put(&ENTRIES, (user_id, *seq), &entry.seal(&key, user_id, *seq)?)?;
                 stored.push(*seq);
             }
+        }
+        if !stored.is_empty() {
+            let mut head = read_head(&txn, user_id)?;
+            head.indexed += stored.len() as u64;
+            write_head(&mut txn, user_id, &head)?;
         }
         txn.commit()?;
         Ok(stored)

@@ -85,6 +85,8 @@ struct Slot {
     loading: tokio::sync::Mutex<()>,
     indexing: tokio::sync::Mutex<()>,
     index: Mutex<Option<UserIndex>>,
+    /// The user's head (`Head::mark`) the loaded index has caught up with.
+    seen: Mutex<Option<(u64, u64)>>,
     last_used: Mutex<Option<std::time::Instant>>,
 }
 

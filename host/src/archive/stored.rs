@@ -13,25 +13,42 @@ use crate::store::Store;
 use crate::store::records::{Records, user_parts};
 
 impl Archive {
-    /// Makes sure the slot holds the user's index: the stored one if it was
-    /// built by this embedder, else a new one; then catches up with entries
-    /// archived since it was stored.
+    /// Makes sure the slot holds the user's index, current with the user's
+    /// entries: the stored one if it was built by this embedder, else a new
+    /// one; then caught up with entries archived or indexed since, here or
+    /// by another replica (the user's head says whether any were: one read).
     pub(super) async fn load(&self, user_id: &str, slot: &Arc<Slot>) -> Result<()> {
         let _loading = slot.loading.lock().await;
-        if slot.index.lock().expect("index lock").is_some() {
+        let loaded = slot.index.lock().expect("index lock").is_some();
+        if loaded && !self.moved_on(user_id, slot)? {
             return Ok(());
         }
         let store = self.store.clone();
         let (name, dimensions) = (self.embedder_name().to_string(), self.embedder.dimensions());
         let (user, slot) = (user_id.to_string(), slot.clone());
         tokio::task::spawn_blocking(move || {
-            let index = stored_index(&store, &user, &name, dimensions)?;
+            let stored = match loaded {
+                false => Some(stored_index(&store, &user, &name, dimensions)?),
+                true => None,
+            };
             // Caught up under the index lock: an entry recorded meanwhile
             // is either in this read or added by `record` once it is done.
             let mut guard = slot.index.lock().expect("index lock");
-            catch_up_with(&store, &user, guard.insert(index))
+            if let Some(index) = stored {
+                *guard = Some(index);
+            }
+            let index = guard.as_mut().context("the index was unloaded")?;
+            let mark = catch_up_with(&store, &user, index)?;
+            *slot.seen.lock().expect("seen lock") = Some(mark);
+            Ok(())
         })
         .await?
+    }
+
+    /// Whether the user's head moved since the loaded index caught up.
+    fn moved_on(&self, user_id: &str, slot: &Slot) -> Result<bool> {
+        let head = read_head(&self.store.read()?, user_id)?;
+        Ok(*slot.seen.lock().expect("seen lock") != Some(head.mark()))
     }
 
     pub(super) fn save_if_due(&self, user_id: &str, slot: &Slot) -> Result<()> {
@@ -126,8 +143,9 @@ fn stored_index(
 }
 
 /// Brings `index` up to date with the user's entries; entries whose vector
-/// another embedder made are queued again.
-fn catch_up_with(store: &Store, user_id: &str, index: &mut UserIndex) -> Result<()> {
+/// another embedder made are queued again. Returns the head's mark it
+/// caught up with.
+fn catch_up_with(store: &Store, user_id: &str, index: &mut UserIndex) -> Result<(u64, u64)> {
     let key = store.data_key(user_id)?;
     let txn = store.read()?;
     let head = read_head(&txn, user_id)?;
@@ -136,7 +154,7 @@ fn catch_up_with(store: &Store, user_id: &str, index: &mut UserIndex) -> Result<
     if !stale.is_empty() {
         requeue(store, user_id, &stale)?;
     }
-    Ok(())
+    Ok(head.mark())
 }
 
 /// Adds entries the index does not hold yet: those archived after it was

@@ -13,8 +13,10 @@
 //!    grants, webhooks, API tokens, counters, sessions...), queues the
 //!    signed `user.deleted` event, and ends the job.
 //!
-//! A process killed anywhere in between finds the job at its next start and
-//! carries it on from the step it reached.
+//! A process killed anywhere in between leaves the job for whoever finds it
+//! first: this process at its next start, or another replica, whose sweep
+//! adopts a job once its lease has run out (the job renews its lease at
+//! every step it saves), and carries it on from the step it reached.
 
 use std::collections::HashSet;
 use std::sync::{Arc, RwLock};
@@ -34,6 +36,12 @@ use crate::webhooks::{Target, Webhooks};
 /// `user` → a [`Job`], sealed with the master key.
 pub(crate) const DELETIONS: Space<Text, Bytes> = Space::new("deletions");
 
+/// How long a job is its runner's after each step it saves; a job left
+/// longer was abandoned (its process died) and another may adopt it.
+const JOB_LEASE_SECONDS: i64 = 20;
+/// How often each replica looks for abandoned jobs.
+const SWEEP_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 enum Stage {
@@ -51,6 +59,9 @@ struct Job {
     queued: u64,
     /// The user's webhook endpoints as they were when deletion began.
     targets: Vec<Target>,
+    /// Until when the process running the job holds it (Unix seconds).
+    #[serde(default)]
+    lease_until: i64,
 }
 
 /// What a deletion removed: the contract's `details`.
@@ -97,9 +108,16 @@ impl Deletions {
         })
     }
 
-    /// Whether the user's deletion has begun (their requests are refused).
+    /// Whether the user's deletion has begun, here or on another replica
+    /// (their requests are refused).
     pub fn is_blocked(&self, user_id: &str) -> bool {
         self.blocked.read().expect("blocked lock").contains(user_id)
+            || self
+                .store
+                .read()
+                .and_then(|txn| txn.contains(&DELETIONS, user_id))
+                // Unreadable storage fails the request elsewhere (503).
+                .unwrap_or(false)
     }
 
     fn block(&self, user_id: &str) {
@@ -118,18 +136,38 @@ impl Deletions {
         tokio::spawn(async move { deletions.run(&user_id).await }).await?
     }
 
-    /// Finishes the deletions a previous process left midway (before the
-    /// first request is served: nobody can meet a half-deleted user).
+    /// Finishes the deletions a process left midway (at start, before the
+    /// first request is served, and then from time to time): those whose
+    /// lease ran out. A job whose runner is alive is left to it.
     pub async fn finish_unfinished(&self) -> Result<()> {
         let jobs = self.store.read()?.all_in(&DELETIONS, ..)?;
         for (user_id, _) in jobs {
+            let Some(job) = self.adopt(&user_id)? else {
+                continue;
+            };
             self.block(&user_id);
             // A failed revocation is queued, not waited for: this ends.
-            self.run(&user_id)
+            self.carry_on(job)
                 .await
                 .with_context(|| format!("resuming the deletion of {user_id}"))?;
         }
         Ok(())
+    }
+
+    /// Takes over a job whose lease ran out, renewing the lease in the same
+    /// commit, so that of several replicas only one adopts it.
+    fn adopt(&self, user_id: &str) -> Result<Option<Job>> {
+        let mut txn = self.store.write()?;
+        let Some(mut job) = self.load_in(&txn, user_id)? else {
+            return Ok(None);
+        };
+        if job.lease_until > now() {
+            return Ok(None);
+        }
+        tracing::info!(user = user_id, stage = ?job.stage, "adopting an unfinished deletion");
+        self.save_in(&mut txn, &mut job)?;
+        txn.commit()?;
+        Ok(Some(job))
     }
 
     /// The vendors' revocation calls (the dashboard's disconnect uses them).
@@ -137,20 +175,40 @@ impl Deletions {
         &self.revoker
     }
 
-    /// Starts the retry queue of failed revocations.
-    pub fn start(&self) {
+    /// Starts the retry queue of failed revocations, and the sweep that
+    /// adopts the jobs of replicas that died.
+    pub fn start(self: &Arc<Self>) {
         self.revoker.start(self.store.clone());
+        let deletions = self.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(SWEEP_EVERY).await;
+                if let Err(error) = deletions.finish_unfinished().await {
+                    tracing::warn!(
+                        error = format!("{error:#}"),
+                        "finishing abandoned deletions"
+                    );
+                }
+            }
+        });
     }
 
     /// Deletes the user, or finishes an unfinished deletion of them.
     pub async fn run(&self, user_id: &str) -> Result<Report> {
-        let mut job = match self.load(user_id)? {
+        let job = match self.load_in(&self.store.read()?, user_id)? {
             Some(job) => {
                 tracing::info!(user = user_id, stage = ?job.stage, "resuming a deletion");
                 job
             }
             None => self.begin(user_id)?,
         };
+        self.carry_on(job).await
+    }
+
+    /// Runs a job from the step it reached to its end.
+    async fn carry_on(&self, mut job: Job) -> Result<Report> {
+        let user_id = job.user_id.clone();
+        let user_id = user_id.as_str();
         failpoint("deletion:recorded");
         if job.stage == Stage::Revoking {
             self.revoke_all(&mut job).await?;
@@ -158,7 +216,7 @@ impl Deletions {
             let mut txn = self.store.write()?;
             self.store.destroy_data_key_in(&mut txn, user_id)?;
             job.stage = Stage::KeyDestroyed;
-            self.save_in(&mut txn, &job)?;
+            self.save_in(&mut txn, &mut job)?;
             txn.commit()?;
             failpoint("deletion:key-destroyed");
         }
@@ -191,7 +249,7 @@ impl Deletions {
                     .collect::<Vec<_>>()
             })
             .collect();
-        let job = Job {
+        let mut job = Job {
             user_id: user_id.to_string(),
             started_at: now(),
             stage: Stage::Revoking,
@@ -199,9 +257,10 @@ impl Deletions {
             revoked: 0,
             queued: 0,
             targets: self.webhooks.targets_of(user_id)?,
+            lease_until: 0,
         };
         let mut txn = self.store.write()?;
-        self.save_in(&mut txn, &job)?;
+        self.save_in(&mut txn, &mut job)?;
         txn.commit()?;
         Ok(job)
     }
@@ -273,8 +332,8 @@ impl Deletions {
         Ok(report)
     }
 
-    fn load(&self, user_id: &str) -> Result<Option<Job>> {
-        let Some(sealed) = self.store.read()?.get(&DELETIONS, user_id)? else {
+    fn load_in(&self, txn: &impl Records, user_id: &str) -> Result<Option<Job>> {
+        let Some(sealed) = txn.get(&DELETIONS, user_id)? else {
             return Ok(None);
         };
         let plain = self.store.master().decrypt(&record_id(user_id), &sealed)?;
@@ -283,7 +342,9 @@ impl Deletions {
         ))
     }
 
-    fn save_in(&self, txn: &mut Writer, job: &Job) -> Result<()> {
+    /// Saves the job's progress, renewing its lease.
+    fn save_in(&self, txn: &mut Writer, job: &mut Job) -> Result<()> {
+        job.lease_until = now() + JOB_LEASE_SECONDS;
         let sealed = self
             .store
             .master()

@@ -1,7 +1,12 @@
 //! Refreshing a connector's OAuth access token on the server's side before
-//! it is used: one refresh per grant at a time (parallel queries of a user
-//! wait for the one in flight and use its result), and a grant that cannot
-//! be refreshed is marked as needing the user to connect again.
+//! it is used: one refresh per grant at a time, across replicas (parallel
+//! queries of a user wait for the one in flight and use its result), and a
+//! grant that cannot be refreshed is marked as needing the user to connect
+//! again.
+//!
+//! In one process a lock per grant makes the single flight; across
+//! replicas, a lease in the store (`store/leases.rs`): a replica that finds
+//! another's lease waits for the grant to change instead of refreshing.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -14,6 +19,11 @@ type FlightLock = Arc<tokio::sync::Mutex<()>>;
 
 /// An access token this close to expiry is refreshed before use.
 const MARGIN_SECONDS: i64 = 120;
+/// The cross-replica lease on a grant's refresh: longer than a refresh call.
+const LEASE_SECONDS: i64 = 30;
+/// How long a query waits for another replica's refresh before it goes on
+/// with the token it has.
+const WAIT_FOR_OTHER: std::time::Duration = std::time::Duration::from_secs(10);
 
 pub struct Refresher {
     store: Arc<Store>,
@@ -21,6 +31,8 @@ pub struct Refresher {
     vendors: Arc<Vendors>,
     /// One lock per `(user, connector)`: the single flight.
     in_flight: Mutex<HashMap<(String, String), FlightLock>>,
+    /// Names this process's leases.
+    holder: String,
 }
 
 impl Refresher {
@@ -30,6 +42,7 @@ impl Refresher {
             registry,
             vendors,
             in_flight: Mutex::default(),
+            holder: format!("rfr_{}", crate::store::random_hex(8)),
         }
     }
 
@@ -41,14 +54,39 @@ impl Refresher {
         }
         let lock = self.lock_for(user_id, connector);
         let _single_flight = lock.lock().await;
-        // Another query may have refreshed it while this one waited.
-        let current = match self.store.grant(user_id, connector) {
-            Ok(Some(current)) => current,
-            _ => return grant,
-        };
-        if !needs_refresh(&current) {
-            return current;
+        let what = format!("refresh\0{connector}");
+        let deadline = tokio::time::Instant::now() + WAIT_FOR_OTHER;
+        loop {
+            // Another query (here or on another replica) may have refreshed
+            // it while this one waited.
+            let current = match self.store.grant(user_id, connector) {
+                Ok(Some(current)) => current,
+                _ => return grant,
+            };
+            if !needs_refresh(&current) {
+                return current;
+            }
+            match self
+                .store
+                .try_lease(user_id, &what, &self.holder, LEASE_SECONDS)
+            {
+                Ok(true) => {
+                    let renewed = self.refresh_and_store(user_id, connector, current).await;
+                    if let Err(error) = self.store.release_lease(user_id, &what, &self.holder) {
+                        tracing::warn!(%connector, error = format!("{error:#}"), "freeing a refresh lease failed");
+                    }
+                    return renewed;
+                }
+                Ok(false) if tokio::time::Instant::now() < deadline => {
+                    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                }
+                _ => return current,
+            }
         }
+    }
+
+    /// Refreshes the grant and stores the outcome.
+    async fn refresh_and_store(&self, user_id: &str, connector: &str, current: Grant) -> Grant {
         match self.refresh(connector, &current).await {
             Ok(renewed) => {
                 if let Err(error) = self.store.put_grant(user_id, connector, &renewed) {

@@ -31,7 +31,7 @@ pub struct TokenToRevoke {
     pub done: bool,
 }
 
-#[derive(Serialize, Deserialize)]
+#[derive(Clone, Serialize, Deserialize)]
 struct Pending {
     token: TokenToRevoke,
     attempts: u32,
@@ -136,14 +136,7 @@ impl Revoker {
     }
 
     async fn retry_due(&self, store: &Store) -> Result<()> {
-        let mut due: Vec<(String, Pending)> = Vec::new();
-        for (id, sealed) in store.read()?.all_in(&REVOCATIONS, ..)? {
-            let plain = store.master().decrypt(&record_id(&id), &sealed)?;
-            let pending: Pending = serde_json::from_slice(&plain)?;
-            if pending.next_attempt_at <= now() {
-                due.push((id, pending));
-            }
-        }
+        let due = claim_due(store)?;
         for (id, mut pending) in due {
             let outcome = self.revoke(&pending.token).await;
             let mut txn = store.write()?;
@@ -175,6 +168,37 @@ impl Revoker {
     pub fn queued(&self, store: &Store) -> Result<u64> {
         store.read()?.count_in(&REVOCATIONS, ..)
     }
+}
+
+/// How long a claimed retry is its replica's: far longer than one
+/// revocation call takes.
+const CLAIM_SECONDS: i64 = 60;
+
+/// Takes the due revocations for this replica, moving their next attempt
+/// past the claim in the same commit, so that no other replica retries them
+/// meanwhile (and one that dies leaves them to the others).
+fn claim_due(store: &Store) -> Result<Vec<(String, Pending)>> {
+    // Most seconds nothing is queued: no write transaction then.
+    if store.read()?.count_in(&REVOCATIONS, ..)? == 0 {
+        return Ok(Vec::new());
+    }
+    let mut txn = store.write()?;
+    let mut due = Vec::new();
+    for (id, sealed) in txn.all_in(&REVOCATIONS, ..)? {
+        let plain = store.master().decrypt(&record_id(&id), &sealed)?;
+        let mut pending: Pending = serde_json::from_slice(&plain)?;
+        if pending.next_attempt_at > now() {
+            continue;
+        }
+        due.push((id.clone(), pending.clone()));
+        pending.next_attempt_at = now() + CLAIM_SECONDS;
+        let sealed = store
+            .master()
+            .encrypt(&record_id(&id), &serde_json::to_vec(&pending)?);
+        txn.put(&REVOCATIONS, &id, &sealed)?;
+    }
+    txn.commit()?;
+    Ok(due)
 }
 
 fn record_id(id: &str) -> String {

@@ -31,6 +31,7 @@ pub enum Outcome {
 pub struct Sender {
     client: reqwest::Client,
     policy: Policy,
+    timeout: Duration,
 }
 
 impl Sender {
@@ -52,7 +53,16 @@ impl Sender {
             .user_agent(concat!("quarry-webhooks/", env!("CARGO_PKG_VERSION")))
             .build()
             .context("building the webhook HTTP client")?;
-        Ok(Sender { client, policy })
+        Ok(Sender {
+            client,
+            policy,
+            timeout,
+        })
+    }
+
+    /// How long one attempt may take at most.
+    pub fn timeout_ms(&self) -> u64 {
+        self.timeout.as_millis() as u64
     }
 
     /// Sends `message` once, signed for `now`.

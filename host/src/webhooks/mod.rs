@@ -111,6 +111,8 @@ pub struct Webhooks {
     wake: Notify,
     stop: watch::Sender<bool>,
     worker: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    /// Names this process's claims on the outbox (replicas share it).
+    worker_id: String,
 }
 
 impl Webhooks {
@@ -143,6 +145,7 @@ impl Webhooks {
             wake: Notify::new(),
             stop: watch::Sender::new(false),
             worker: Mutex::new(None),
+            worker_id: format!("wkr_{}", crate::store::random_hex(8)),
         })
     }
 
@@ -323,6 +326,7 @@ impl Webhooks {
                 due_ms: now_ms() + first.as_millis() as i64,
                 queued_at,
                 last_error: None,
+                leased_by: None,
             };
             outbox::insert_in(txn, &entry)?;
         }

@@ -3,6 +3,15 @@
 //! queued if and only if its cause committed; kept until it is delivered or
 //! given up, so that a restart loses nothing (the worker reads it at start).
 //!
+//! Replicas share one outbox: a worker claims the entries that are due
+//! with a lease (moving them to the lease's end and naming itself), attempts
+//! them outside any transaction, and records an outcome only while the
+//! entry is still its own. So each entry is attempted by one worker at a
+//! time, and a worker that dies mid-attempt leaves its entries to another
+//! once the lease runs out. (A receiver may still see an attempt twice when
+//! a worker dies after sending and before recording: the `webhook-id`
+//! header is the same on every attempt, for it to deduplicate.)
+//!
 //! What is secret in an entry (the target's URL and secret, the payload) is
 //! sealed with the master key, not a user's: a `user.deleted` delivery must
 //! outlive the deleted user's data key.
@@ -44,6 +53,9 @@ pub struct Entry {
     pub queued_at: i64,
     /// The last failure, for the given-up record: never a URL or a secret.
     pub last_error: Option<String>,
+    /// The worker that holds the entry until `due_ms` (a claim's lease).
+    #[serde(default)]
+    pub leased_by: Option<String>,
     /// A [`Message`], sealed with the master key for this entry's id.
     #[serde(with = "base64_bytes")]
     pub sealed: Vec<u8>,
@@ -100,19 +112,59 @@ pub fn next_due(store: &Store) -> Result<Option<i64>> {
     Ok(first.map(|((due_ms, _), ())| due_ms))
 }
 
-/// Up to `limit` entries due at `now_ms`, earliest first.
-pub fn due(store: &Store, now_ms: i64, limit: usize) -> Result<Vec<Entry>> {
-    let txn = store.read()?;
+/// Claims up to `limit` entries due at `now_ms`, earliest first, for
+/// `worker` until `now_ms + lease_ms`; returns them as claimed.
+pub fn claim_due(
+    store: &Store,
+    (now_ms, lease_ms): (i64, i64),
+    limit: usize,
+    worker: &str,
+) -> Result<Vec<Entry>> {
+    let mut txn = store.write()?;
     let due = txn.first_n(&DUE, (i64::MIN, "")..(now_ms.saturating_add(1), ""), limit)?;
-    let mut out = Vec::new();
-    for ((_, id), ()) in due {
-        // An index entry without its record would be a bug; skip it rather
+    let mut claimed = Vec::new();
+    for ((due_ms, id), ()) in due {
+        txn.remove(&DUE, (due_ms, &id))?;
+        // An index entry without its record would be a bug; drop it rather
         // than stop every delivery behind it.
-        if let Some(bytes) = txn.get(&OUTBOX, &id)? {
-            out.push(serde_json::from_slice(&bytes)?);
-        }
+        let Some(bytes) = txn.get(&OUTBOX, &id)? else {
+            continue;
+        };
+        let entry = Entry {
+            due_ms: now_ms + lease_ms,
+            leased_by: Some(worker.to_string()),
+            ..serde_json::from_slice(&bytes)?
+        };
+        insert_in(&mut txn, &entry)?;
+        claimed.push(entry);
     }
-    Ok(out)
+    txn.commit()?;
+    Ok(claimed)
+}
+
+/// Whether `claimed` is still stored as it was claimed: no other worker
+/// took it over after the lease ran out.
+fn still_claimed(txn: &Writer, claimed: &Entry) -> Result<bool> {
+    let Some(bytes) = txn.get(&OUTBOX, &claimed.id)? else {
+        return Ok(false);
+    };
+    let stored: Entry = serde_json::from_slice(&bytes)?;
+    Ok(stored.leased_by == claimed.leased_by && stored.due_ms == claimed.due_ms)
+}
+
+/// Commits `change` to a claimed entry if the claim still holds.
+fn if_still_claimed(
+    store: &Store,
+    claimed: &Entry,
+    change: impl FnOnce(&mut Writer) -> Result<()>,
+) -> Result<()> {
+    let mut txn = store.write()?;
+    if !still_claimed(&txn, claimed)? {
+        tracing::warn!(delivery = %claimed.id, "webhook entry taken over by another worker; its outcome here is not recorded");
+        return Ok(());
+    }
+    change(&mut txn)?;
+    txn.commit()
 }
 
 /// Every pending entry (for tests and the operator's eyes).
@@ -130,20 +182,25 @@ fn all_of<T: serde::de::DeserializeOwned>(
         .collect()
 }
 
-/// Moves an entry to a new due time after a failed attempt. `entry` is the
-/// version read before the attempt (its `due_ms` is the indexed one).
+/// Moves a claimed entry to a new due time after a failed attempt (and out
+/// of the claim). `entry` is the claimed version (its `due_ms` is the
+/// indexed one).
 pub fn reschedule(store: &Store, entry: &Entry, next: &Entry) -> Result<()> {
-    let mut txn = store.write()?;
-    txn.remove(&DUE, (entry.due_ms, &entry.id))?;
-    insert_in(&mut txn, next)?;
-    txn.commit()
+    if_still_claimed(store, entry, |txn| {
+        txn.remove(&DUE, (entry.due_ms, &entry.id))?;
+        insert_in(
+            txn,
+            &Entry {
+                leased_by: None,
+                ..next.clone()
+            },
+        )
+    })
 }
 
-/// Removes an entry (delivered, or no longer wanted).
+/// Removes a claimed entry (delivered, or no longer wanted).
 pub fn remove(store: &Store, entry: &Entry) -> Result<()> {
-    let mut txn = store.write()?;
-    remove_in(&mut txn, entry)?;
-    txn.commit()
+    if_still_claimed(store, entry, |txn| remove_in(txn, entry))
 }
 
 fn remove_in(txn: &mut Writer, entry: &Entry) -> Result<()> {
@@ -155,14 +212,14 @@ fn remove_in(txn: &mut Writer, entry: &Entry) -> Result<()> {
 /// Removes an entry and records that it was given up (dropping records
 /// older than 30 days, so that the table does not grow for ever).
 pub fn give_up(store: &Store, entry: &Entry, record: &GivenUp) -> Result<()> {
-    let mut txn = store.write()?;
-    remove_in(&mut txn, entry)?;
-    let horizon = record.given_up_at - GIVEN_UP_TTL_SECONDS;
-    txn.retain(&GIVEN_UP, .., |_, bytes| {
-        serde_json::from_slice::<GivenUp>(&bytes).is_ok_and(|r| r.given_up_at >= horizon)
-    })?;
-    txn.put(&GIVEN_UP, &record.delivery_id, &serde_json::to_vec(record)?)?;
-    txn.commit()
+    if_still_claimed(store, entry, |txn| {
+        remove_in(txn, entry)?;
+        let horizon = record.given_up_at - GIVEN_UP_TTL_SECONDS;
+        txn.retain(&GIVEN_UP, .., |_, bytes| {
+            serde_json::from_slice::<GivenUp>(&bytes).is_ok_and(|r| r.given_up_at >= horizon)
+        })?;
+        txn.put(&GIVEN_UP, &record.delivery_id, &serde_json::to_vec(record)?)
+    })
 }
 
 /// The deliveries given up in the last 30 days.

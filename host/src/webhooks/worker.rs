@@ -39,7 +39,8 @@ impl Webhooks {
             if *stop.borrow() {
                 return;
             }
-            let pause = match outbox::due(&self.store, now_ms(), BATCH) {
+            let claim = (now_ms(), self.lease_ms());
+            let pause = match outbox::claim_due(&self.store, claim, BATCH, &self.worker_id) {
                 Ok(batch) if batch.is_empty() => self.idle_time(),
                 Ok(batch) => {
                     let pass = futures::stream::iter(batch)
@@ -66,6 +67,13 @@ impl Webhooks {
                 _ = stop.changed() => return,
             }
         }
+    }
+
+    /// How long a claimed batch is this worker's: long enough for every
+    /// attempt of the batch to time out, [`CONCURRENCY`] at a time.
+    fn lease_ms(&self) -> i64 {
+        let rounds = BATCH.div_ceil(CONCURRENCY) as i64;
+        rounds * self.sender.timeout_ms() as i64 + 30_000
     }
 
     /// Until the next entry is due (at most [`MAX_IDLE`]; at least
