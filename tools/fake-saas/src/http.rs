@@ -5,7 +5,7 @@ use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::Response;
 use base64::Engine;
 use bytes::Bytes;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 /// A fully read request.
 pub(crate) struct Req {
@@ -117,6 +117,14 @@ impl Req {
 
     pub fn json(&self) -> Result<Value, String> {
         serde_json::from_slice(&self.body).map_err(|e| e.to_string())
+    }
+
+    /// The body, if it is a JSON object.
+    pub fn json_object(&self) -> Option<Map<String, Value>> {
+        match self.json() {
+            Ok(Value::Object(m)) => Some(m),
+            _ => None,
+        }
     }
 
     /// The token of `Authorization: Bearer <token>` (scheme case-insensitive).

@@ -63,24 +63,9 @@ pub(crate) fn error(status: u16) -> Response {
 
 pub(crate) fn handle(shared: &Shared, req: &Req) -> Response {
     let path = req.path.trim_end_matches('/');
-    match (&req.method, path) {
-        (&Method::GET, "/-/oauth_authorize") => {
-            return oauth::authorize(shared, Vendor::Asana, req);
-        }
-        (&Method::POST, "/-/oauth_token") => return oauth::token(shared, Vendor::Asana, req),
-        (&Method::POST, "/-/oauth_revoke") => {
-            return match oauth::token_to_revoke(req, "token") {
-                Some(t) => {
-                    shared.tokens().revoke(Vendor::Asana, &t);
-                    http::empty(200)
-                }
-                None => http::json(
-                    400,
-                    &json!({"error": "invalid_request", "error_description": "The token parameter is required."}),
-                ),
-            };
-        }
-        _ => {}
+    if (&req.method, path) == (&Method::POST, "/-/oauth_revoke") {
+        let missing = "The token parameter is required.";
+        return oauth::revoke(shared, Vendor::Asana, req, missing);
     }
     let Some(api) = path.strip_prefix("/api/1.0/") else {
         return err(404, "No matching route for request");

@@ -10,10 +10,10 @@
 
 use axum::http::Method;
 use axum::response::Response;
-use base64::Engine;
 use serde_json::{Value, json};
 
-use super::query_lang::{self, Language, Parser, Tok};
+use super::cursor::CursorFormat;
+use super::query_lang::{self, Language, Parser, SyntaxError, Tok};
 use super::{auth, ranked};
 use crate::Shared;
 use crate::dataset::{self, CONFLUENCE_BASE, ConfluencePage};
@@ -87,25 +87,18 @@ struct CqlLanguage;
 
 impl Language for CqlLanguage {
     type Clause = Clause;
-    const QUOTES: &'static [char] = &['"', '\''];
-    const TILDE: bool = true;
-    const COMMA: bool = true;
     const WORD_CHARS: &'static [char] = &['_', '-', '.', ':', '/'];
 
-    fn unterminated(text: &str) -> String {
-        format!("unterminated string '{text}'")
-    }
-    fn lone_bang() -> String {
-        "unexpected '!'".into()
-    }
-    fn unexpected(c: char) -> String {
-        format!("unexpected character '{c}'")
-    }
-    fn missing_paren() -> String {
-        "expecting ')'".into()
-    }
     fn clause(p: &mut Parser<Self>) -> Result<Clause, String> {
         p.clause()
+    }
+    fn syntax_error(e: SyntaxError) -> String {
+        match e {
+            SyntaxError::Unterminated(text) => format!("unterminated string '{text}'"),
+            SyntaxError::LoneBang => "unexpected '!'".into(),
+            SyntaxError::Unexpected(c) => format!("unexpected character '{c}'"),
+            SyntaxError::MissingParen => "expecting ')'".into(),
+        }
     }
 }
 
@@ -217,15 +210,8 @@ fn parse_cql(s: &str) -> Result<Cql, String> {
             Some(Tok::Word(w)) => w.to_ascii_lowercase(),
             _ => return Err("expecting a field after 'order by'".into()),
         };
-        let mut asc = field == "title";
-        if p.at_keyword("asc") {
-            asc = true;
-            p.bump();
-        } else if p.at_keyword("desc") {
-            asc = false;
-            p.bump();
-        }
-        order = Some((field, asc));
+        let ascending = p.direction().unwrap_or(field == "title");
+        order = Some((field, ascending));
     }
     if let Some(t) = p.peek() {
         return Err(format!("unexpected {t:?}"));
@@ -283,22 +269,8 @@ fn collect_terms(e: &Expr, q: &mut Query) {
 // ---------------------------------------------------------------------------------------
 // Search
 
-fn cursor(offset: usize, cql: &str) -> String {
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!(
-        "_sa_WyJcdDEiLCJ{offset}|{:016x}",
-        dataset::fnv(cql.trim())
-    ))
-}
-
-fn parse_cursor(c: &str, cql: &str) -> Option<usize> {
-    let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(c.trim_end_matches('='))
-        .ok()?;
-    let s = String::from_utf8(raw).ok()?;
-    let (o, h) = s.strip_prefix("_sa_WyJcdDEiLCJ")?.split_once('|')?;
-    (h == format!("{:016x}", dataset::fnv(cql.trim()))).then_some(())?;
-    o.parse().ok()
-}
+/// Cursors like Confluence's own (`_sa_…`).
+const CURSOR: CursorFormat = CursorFormat::new("_sa_WyJcdDEiLCJ", "|").lenient();
 
 fn search(req: &Req) -> Response {
     let Some(cql) = req.param("cql").filter(|c| !c.trim().is_empty()) else {
@@ -329,7 +301,7 @@ fn search(req: &Req) -> Response {
     };
     let limit = req.page_size(limit);
     let start = match req.param("cursor").filter(|c| !c.is_empty()) {
-        Some(c) => match parse_cursor(&c, &cql) {
+        Some(c) => match CURSOR.decode(&c, &cql) {
             Some(o) => o,
             None => return bad(400, "Invalid cursor"),
         },
@@ -368,7 +340,7 @@ fn search(req: &Req) -> Response {
     if start + limit < hits.len() {
         let mut params = vec![
             ("next", "true".to_string()),
-            ("cursor", cursor(start + limit, &cql)),
+            ("cursor", CURSOR.encode(start + limit, &cql)),
         ];
         if !expand.is_empty() {
             params.push(("expand", expand.join(",")));
@@ -569,8 +541,8 @@ mod tests {
         assert!(parse_cql("lastmodified >= \"yesterday\"").is_err());
         assert!(parse_cql("text ~ \"open").is_err());
         assert!(parse_cql("ORDER BY created").is_err());
-        assert_eq!(parse_cursor(&cursor(7, "x"), "x"), Some(7));
-        assert_eq!(parse_cursor(&cursor(7, "x"), "y"), None);
+        assert_eq!(CURSOR.decode(&CURSOR.encode(7, "x"), "x"), Some(7));
+        assert_eq!(CURSOR.decode(&CURSOR.encode(7, "x"), "y"), None);
         assert_eq!(
             highlight("Checkout timeouts, again", &Query::parse("timeout")),
             "Checkout @@@hl@@@timeouts@@@endhl@@@, again"

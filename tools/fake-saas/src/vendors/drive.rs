@@ -12,11 +12,11 @@
 
 use axum::http::Method;
 use axum::response::Response;
-use base64::Engine;
 use serde_json::{Map, Value, json};
 
+use super::cursor::CursorFormat;
 use super::google::{bad_request, google_error, not_found, unauthorized};
-use super::query_lang::{self, Language, Parser, Tok};
+use super::query_lang::{self, Language, Parser, SyntaxError, Tok};
 use super::{auth, ranked};
 use crate::Shared;
 use crate::dataset::{self, DriveFile, MIME_DOC, MIME_SHEET};
@@ -95,20 +95,16 @@ impl Language for DriveQuery {
     const COMMA: bool = false;
     const WORD_CHARS: &'static [char] = &['_'];
 
-    fn unterminated(_text: &str) -> String {
-        "unterminated string".into()
-    }
-    fn lone_bang() -> String {
-        "unexpected '!'".into()
-    }
-    fn unexpected(c: char) -> String {
-        format!("unexpected character {c:?}")
-    }
-    fn missing_paren() -> String {
-        "missing ')'".into()
-    }
     fn clause(p: &mut Parser<Self>) -> Result<Term, String> {
         p.term()
+    }
+    fn syntax_error(e: SyntaxError) -> String {
+        match e {
+            SyntaxError::Unterminated(_) => "unterminated string".into(),
+            SyntaxError::LoneBang => "unexpected '!'".into(),
+            SyntaxError::Unexpected(c) => format!("unexpected character {c:?}"),
+            SyntaxError::MissingParen => "missing ')'".into(),
+        }
     }
 }
 
@@ -266,20 +262,7 @@ fn uses_full_text(e: &Expr) -> bool {
 // ---------------------------------------------------------------------------------------
 // files.list
 
-fn page_token(offset: usize, q: &str) -> String {
-    base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .encode(format!("~!!~{offset}~{:016x}", dataset::fnv(q)))
-}
-
-fn parse_token(token: &str, q: &str) -> Option<usize> {
-    let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(token)
-        .ok()?;
-    let s = String::from_utf8(raw).ok()?;
-    let (offset, hash) = s.strip_prefix("~!!~")?.split_once('~')?;
-    (hash == format!("{:016x}", dataset::fnv(q))).then_some(())?;
-    offset.parse().ok()
-}
+const PAGE_TOKEN: CursorFormat = CursorFormat::new("~!!~", "~");
 
 fn list(req: &Req) -> Response {
     let q = req.param("q").unwrap_or_default();
@@ -332,7 +315,7 @@ fn list(req: &Req) -> Response {
     }
     let start = match req.param("pageToken").filter(|t| !t.is_empty()) {
         None => 0,
-        Some(t) => match parse_token(&t, &q) {
+        Some(t) => match PAGE_TOKEN.decode(&t, &q) {
             Some(o) => o,
             None => return bad_request("Invalid Value"),
         },
@@ -349,7 +332,7 @@ fn list(req: &Req) -> Response {
         "files": page,
     });
     if start + page_size < order.len() {
-        body["nextPageToken"] = json!(page_token(start + page_size, &q));
+        body["nextPageToken"] = json!(PAGE_TOKEN.encode(start + page_size, &q));
     }
     let default = "kind,nextPageToken,incompleteSearch,files(kind,id,name,mimeType)";
     let mask = parse_fields(&req.param("fields").unwrap_or_else(|| default.into()));
@@ -487,8 +470,8 @@ mod tests {
             select(&v, &mask),
             json!({"nextPageToken": "t", "files": [{"id": "1", "owners": [{"displayName": "d"}]}], "x": {"y": 1}})
         );
-        let t = page_token(12, "q");
-        assert_eq!(parse_token(&t, "q"), Some(12));
-        assert_eq!(parse_token(&t, "r"), None);
+        let t = PAGE_TOKEN.encode(12, "q");
+        assert_eq!(PAGE_TOKEN.decode(&t, "q"), Some(12));
+        assert_eq!(PAGE_TOKEN.decode(&t, "r"), None);
     }
 }

@@ -14,7 +14,7 @@ use axum::http::Method;
 use axum::response::Response;
 use serde_json::{Map, Value, json};
 
-use super::{auth, oauth, ranked};
+use super::{array_at_most, auth, oauth, ranked, strings_at};
 use crate::Shared;
 use crate::dataset::{self, HUBSPOT_PORTAL_ID, HubspotObject};
 use crate::http::{self, Req};
@@ -89,30 +89,18 @@ fn object_type(name: &str) -> Option<&'static str> {
 
 pub(crate) fn handle(shared: &Shared, req: &Req) -> Response {
     let path = req.path.trim_end_matches('/');
-    if req.host == "app.hubspot.com" {
-        return match (&req.method, path) {
-            (&Method::GET, "/oauth/authorize") => oauth::authorize(shared, Vendor::Hubspot, req),
-            _ => http::html(404, "<html><body><h1>Not found</h1></body></html>"),
+    if (&req.method, path) == (&Method::POST, "/oauth/2026-03/token/revoke") {
+        return match oauth::token_to_revoke(req, "token")
+            .or_else(|| req.body_or_query("refresh_token"))
+        {
+            Some(t) if shared.tokens().revoke(Vendor::Hubspot, &t) => http::empty(204),
+            Some(_) => err(
+                400,
+                "BAD_REQUEST",
+                "The token is invalid or already revoked.",
+            ),
+            None => err(400, "VALIDATION_ERROR", "token is required"),
         };
-    }
-    match (&req.method, path) {
-        (&Method::POST, "/oauth/2026-03/token" | "/oauth/v1/token") => {
-            return oauth::token(shared, Vendor::Hubspot, req);
-        }
-        (&Method::POST, "/oauth/2026-03/token/revoke") => {
-            return match oauth::token_to_revoke(req, "token")
-                .or_else(|| req.body_or_query("refresh_token"))
-            {
-                Some(t) if shared.tokens().revoke(Vendor::Hubspot, &t) => http::empty(204),
-                Some(_) => err(
-                    400,
-                    "BAD_REQUEST",
-                    "The token is invalid or already revoked.",
-                ),
-                None => err(400, "VALIDATION_ERROR", "token is required"),
-            };
-        }
-        _ => {}
     }
     if let (&Method::DELETE, Some(token)) =
         (&req.method, path.strip_prefix("/oauth/v1/refresh-tokens/"))
@@ -329,23 +317,22 @@ fn parse_filters(body: &Value) -> Result<Vec<Vec<Filter>>, String> {
     }
     let mut out = Vec::new();
     for g in groups {
-        let filters = g
-            .get("filters")
-            .and_then(Value::as_array)
-            .ok_or("each filter group needs filters")?;
-        if filters.len() > 6 {
-            return Err("Too many filters in a group (max 6)".into());
-        }
+        let filters = array_at_most(
+            g,
+            "filters",
+            6,
+            "each filter group needs filters",
+            "Too many filters in a group (max 6)",
+        )?;
         let mut group = Vec::new();
         for f in filters {
-            let property = f
-                .get("propertyName")
-                .and_then(Value::as_str)
-                .ok_or("a filter needs propertyName")?;
-            let op = f
-                .get("operator")
-                .and_then(Value::as_str)
-                .ok_or("a filter needs operator")?;
+            let required = |key: &str| {
+                f.get(key)
+                    .and_then(Value::as_str)
+                    .ok_or(format!("a filter needs {key}"))
+            };
+            let property = required("propertyName")?;
+            let op = required("operator")?;
             const OPS: &[&str] = &[
                 "EQ",
                 "NEQ",
@@ -442,15 +429,7 @@ fn search(req: &Req, kind: &str) -> Response {
         Ok(g) => g,
         Err(e) => return err(400, "VALIDATION_ERROR", &e),
     };
-    let wanted: Vec<String> = body
-        .get("properties")
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(|v| v.as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default();
+    let wanted = strings_at(&body, "properties");
     let (sort_property, ascending) = match body
         .get("sorts")
         .and_then(Value::as_array)

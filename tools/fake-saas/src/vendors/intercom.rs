@@ -18,7 +18,7 @@ use axum::response::Response;
 use base64::Engine;
 use serde_json::{Value, json};
 
-use super::{auth, oauth};
+use super::{array_at_most, auth};
 use crate::Shared;
 use crate::dataset::{self, INTERCOM_ADMIN_ID, INTERCOM_APP_ID, IntercomConversation};
 use crate::http::{self, Req};
@@ -72,16 +72,6 @@ pub(crate) fn error(status: u16) -> Response {
 }
 
 pub(crate) fn handle(shared: &Shared, req: &Req) -> Response {
-    let path = req.path.trim_end_matches('/');
-    if req.host == "app.intercom.com" {
-        return match (&req.method, path) {
-            (&Method::GET, "/oauth") => oauth::authorize(shared, Vendor::Intercom, req),
-            _ => http::html(404, "<html><body><h1>Page not found</h1></body></html>"),
-        };
-    }
-    if (&req.method, path) == (&Method::POST, "/auth/eagle/token") {
-        return oauth::token(shared, Vendor::Intercom, req);
-    }
     if !matches!(auth(shared, Vendor::Intercom, req), Auth::Ok(_)) {
         return unauthorized();
     }
@@ -198,13 +188,13 @@ fn parse_filter(v: &Value, depth: usize) -> Result<Filter, String> {
     if depth >= 3 {
         return Err("queries can be nested at most two levels deep".into());
     }
-    let items = v
-        .get("value")
-        .and_then(Value::as_array)
-        .ok_or("a group needs a value array")?;
-    if items.len() > 15 {
-        return Err("a group holds at most 15 filters".into());
-    }
+    let items = array_at_most(
+        v,
+        "value",
+        15,
+        "a group needs a value array",
+        "a group holds at most 15 filters",
+    )?;
     Ok(Filter::Group {
         and,
         items: items

@@ -4,10 +4,10 @@
 
 use axum::http::Method;
 use axum::response::Response;
-use base64::Engine;
 use serde_json::{Map, Value, json};
 
-use super::query_lang::{self, Language, Parser, Tok};
+use super::cursor::CursorFormat;
+use super::query_lang::{self, Language, Parser, SyntaxError, Tok};
 use super::{auth, oauth, ranked};
 use crate::Shared;
 use crate::dataset::{self, JiraIssue};
@@ -209,28 +209,24 @@ struct JqlLanguage;
 
 impl Language for JqlLanguage {
     type Clause = Clause;
-    const QUOTES: &'static [char] = &['"', '\''];
-    const TILDE: bool = true;
-    const COMMA: bool = true;
     const WORD_CHARS: &'static [char] = &['_', '-', '.', '/', '*', '+', ':'];
 
-    fn unterminated(text: &str) -> String {
-        format!("Error in the JQL Query: The quoted string '{text}' has not been completed.")
-    }
-    fn lone_bang() -> String {
-        "Error in the JQL Query: The character '!' is a reserved JQL character.".into()
-    }
-    fn unexpected(c: char) -> String {
-        format!(
-            "Error in the JQL Query: The character '{c}' is a reserved JQL character. You must enclose it in a string or use the escape '\\u{:04x}' instead.",
-            c as u32
-        )
-    }
-    fn missing_paren() -> String {
-        "Error in the JQL Query: Expecting ')' before the end of the query.".into()
-    }
     fn clause(p: &mut Parser<Self>) -> Result<Clause, String> {
         p.clause()
+    }
+    fn syntax_error(e: SyntaxError) -> String {
+        let detail = match e {
+            SyntaxError::Unterminated(text) => {
+                format!("The quoted string '{text}' has not been completed.")
+            }
+            SyntaxError::LoneBang => "The character '!' is a reserved JQL character.".into(),
+            SyntaxError::Unexpected(c) => format!(
+                "The character '{c}' is a reserved JQL character. You must enclose it in a string or use the escape '\\u{:04x}' instead.",
+                c as u32
+            ),
+            SyntaxError::MissingParen => "Expecting ')' before the end of the query.".into(),
+        };
+        format!("Error in the JQL Query: {detail}")
     }
 }
 
@@ -309,15 +305,8 @@ impl Parser<JqlLanguage> {
                         );
                     }
                 };
-                let mut asc = matches!(f.as_str(), "key" | "issuekey" | "id");
-                if self.at_keyword("asc") {
-                    asc = true;
-                    self.bump();
-                } else if self.at_keyword("desc") {
-                    asc = false;
-                    self.bump();
-                }
-                order.push((f, asc));
+                let by_key = matches!(f.as_str(), "key" | "issuekey" | "id");
+                order.push((f, self.direction().unwrap_or(by_key)));
                 if self.peek() == Some(&Tok::Comma) {
                     self.bump();
                 } else {
@@ -647,6 +636,9 @@ fn clause(field: &str, op: &str, vals: &[Val], c: &Ctx) -> bool {
 }
 
 /// Terms of the positive `~` clauses, for ranking.
+/// `nextPageToken`: opaque, as Jira's are.
+const PAGE_TOKEN: CursorFormat = CursorFormat::new("o=", ";q=").lenient();
+
 fn collect_terms(e: &Expr, q: &mut Query) {
     e.for_each_clause(true, &mut |Clause { field, op, vals }, positive| {
         let text_field = matches!(field.as_str(), "text" | "summary" | "description");
@@ -654,21 +646,6 @@ fn collect_terms(e: &Expr, q: &mut Query) {
             q.extend(Query::parse(&text_of(&vals[0])));
         }
     });
-}
-
-fn page_token(offset: usize, jql: &str) -> String {
-    base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .encode(format!("o={offset};q={:016x}", dataset::fnv(jql.trim())))
-}
-
-fn parse_token(tok: &str, jql: &str) -> Option<usize> {
-    let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(tok.trim_end_matches('='))
-        .ok()?;
-    let s = String::from_utf8(raw).ok()?;
-    let (o, q) = s.strip_prefix("o=")?.split_once(";q=")?;
-    (q == format!("{:016x}", dataset::fnv(jql.trim()))).then_some(())?;
-    o.parse().ok()
 }
 
 /// The fields to return: `None`-like empty vec means ids only.
@@ -698,16 +675,11 @@ fn requested_fields(raw: Vec<String>, default_all: bool) -> Vec<String> {
 
 fn search(req: &Req) -> Response {
     let (jql, fields_raw, max, token) = if req.method == Method::POST {
-        let body = match req.json() {
-            Ok(Value::Object(m)) => m,
-            _ => {
-                return errors(
-                    400,
-                    &[
-                        "Invalid request payload. Refer to the REST API documentation and try again.",
-                    ],
-                );
-            }
+        let Some(body) = req.json_object() else {
+            return errors(
+                400,
+                &["Invalid request payload. Refer to the REST API documentation and try again."],
+            );
         };
         let fields = match body.get("fields") {
             Some(Value::Array(a)) => a
@@ -803,7 +775,7 @@ fn search(req: &Req) -> Response {
     );
     let start = match &token {
         None => 0,
-        Some(t) => match parse_token(t, &jql) {
+        Some(t) => match PAGE_TOKEN.decode(t, &jql) {
             Some(o) => o,
             None => {
                 return errors(
@@ -828,7 +800,7 @@ fn search(req: &Req) -> Response {
     let is_last = start + max >= hits.len();
     let mut body = json!({"issues": out, "isLast": is_last});
     if !is_last {
-        body["nextPageToken"] = json!(page_token(start + max, &jql));
+        body["nextPageToken"] = json!(PAGE_TOKEN.encode(start + max, &jql));
     }
     http::json(200, &body)
 }
@@ -981,8 +953,8 @@ mod tests {
                 .is_ok()
         );
         assert!(parse_jql("text ~ \"unterminated").is_err());
-        let tok = page_token(50, "x");
-        assert_eq!(parse_token(&tok, "x"), Some(50));
-        assert_eq!(parse_token(&tok, "y"), None);
+        let tok = PAGE_TOKEN.encode(50, "x");
+        assert_eq!(PAGE_TOKEN.decode(&tok, "x"), Some(50));
+        assert_eq!(PAGE_TOKEN.decode(&tok, "y"), None);
     }
 }

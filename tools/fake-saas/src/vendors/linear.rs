@@ -53,27 +53,9 @@ fn unauthenticated() -> Response {
 }
 
 pub(crate) fn handle(shared: &Shared, req: &Req) -> Response {
-    let path = req.path.trim_end_matches('/');
-    if req.host == "linear.app" {
-        return match (&req.method, path) {
-            (&Method::GET, "/oauth/authorize") => oauth::authorize(shared, Vendor::Linear, req),
-            _ => http::html(404, "<html><body>Not Found</body></html>"),
-        };
-    }
-    match (&req.method, path) {
-        (&Method::POST, "/oauth/token") => oauth::token(shared, Vendor::Linear, req),
+    match (&req.method, req.path.trim_end_matches('/')) {
         (&Method::POST, "/oauth/revoke") => {
-            match oauth::token_to_revoke(req, "token") {
-                Some(t) => {
-                    // RFC 7009: unknown tokens are not an error.
-                    shared.tokens().revoke(Vendor::Linear, &t);
-                    http::empty(200)
-                }
-                None => http::json(
-                    400,
-                    &json!({"error": "invalid_request", "error_description": "token is required"}),
-                ),
-            }
+            oauth::revoke(shared, Vendor::Linear, req, "token is required")
         }
         (&Method::POST, "/graphql") => graphql(shared, req),
         (_, "/graphql") => gql_error(
@@ -89,15 +71,9 @@ fn graphql(shared: &Shared, req: &Req) -> Response {
     let Some(user) = auth(shared, Vendor::Linear, req).user() else {
         return unauthenticated();
     };
-    let body = match req.json() {
-        Ok(Value::Object(m)) => m,
-        _ => {
-            return gql_error(
-                400,
-                "POST body must be a JSON object with a query",
-                "BAD_USER_INPUT",
-            );
-        }
+    let Some(body) = req.json_object() else {
+        let message = "POST body must be a JSON object with a query";
+        return gql_error(400, message, "BAD_USER_INPUT");
     };
     let Some(src) = body.get("query").and_then(Value::as_str) else {
         return gql_error(400, "Must provide query string.", "BAD_USER_INPUT");

@@ -18,7 +18,7 @@ use axum::http::Method;
 use axum::response::Response;
 use serde_json::{Value, json};
 
-use super::{auth, oauth, ranked};
+use super::{auth, oauth, ranked, strings_at};
 use crate::Shared;
 use crate::dataset::{self, M365Item, SHAREPOINT_HOST};
 use crate::http::{self, Req};
@@ -280,15 +280,7 @@ fn search(req: &Req) -> Response {
                 _ => return bad("The size must be between 1 and 500."),
             },
         };
-        let fields: Vec<String> = r
-            .get("fields")
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(|f| f.as_str().map(str::to_string))
-                    .collect()
-            })
-            .unwrap_or_default();
+        let fields = strings_at(r, "fields");
         parsed.push((types, groups[0], q.to_string(), from, size, fields));
     }
     if parsed.len() > 1 && parsed.iter().any(|p| p.1 != "sharepoint") {

@@ -1,6 +1,7 @@
 //! Vendor dispatch and shared helpers.
 
 pub(crate) mod confluence;
+pub(crate) mod cursor;
 pub(crate) mod drive;
 pub(crate) mod github;
 pub(crate) mod gmail;
@@ -22,7 +23,7 @@ pub(crate) mod salesforce;
 pub(crate) mod trello;
 
 use axum::response::Response;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::Shared;
 use crate::http::{self, Req};
@@ -75,7 +76,11 @@ pub(crate) fn dispatch(shared: &Shared, req: &Req) -> Response {
     if req.host == "acme.okta.com" {
         return okta::handle(shared, req);
     }
-    match vendor_of_request(req) {
+    let vendor = vendor_of_request(req);
+    if let Some(answer) = vendor.and_then(|v| oauth::serve(shared, v, req)) {
+        return answer;
+    }
+    match vendor {
         Some(Vendor::GoogleDrive | Vendor::Gmail) if is_google_oauth(&req.host) => {
             google::handle(shared, req)
         }
@@ -177,4 +182,33 @@ pub(crate) fn int_param(v: Option<String>, default: u64) -> Result<u64, String> 
         Some(s) if s.trim().is_empty() => Ok(default),
         Some(s) => s.trim().parse::<u64>().map_err(|_| s),
     }
+}
+
+/// The strings in the array at `key` of a JSON body (other values skipped; none when
+/// there is no such array): the fields or properties a search asks for.
+pub(crate) fn strings_at(body: &Value, key: &str) -> Vec<String> {
+    body.get(key)
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The array at `key` of a JSON body, within a vendor's limit on its length; the
+/// vendor's words for what is wrong otherwise.
+pub(crate) fn array_at_most<'a>(
+    body: &'a Value,
+    key: &str,
+    max: usize,
+    missing: &str,
+    too_long: &str,
+) -> Result<&'a [Value], String> {
+    let items = body.get(key).and_then(Value::as_array).ok_or(missing)?;
+    if items.len() > max {
+        return Err(too_long.to_string());
+    }
+    Ok(items)
 }

@@ -65,19 +65,29 @@ pub(crate) fn error(status: u16) -> Response {
     }
 }
 
+/// Notion's 400 for a parameter that fails validation, in its words:
+/// "`place` failed validation: `place`.`field` should be `expected`, instead was `got`."
+fn invalid(place: &str, field: &str, expected: &str, got: impl std::fmt::Display) -> Response {
+    err(
+        400,
+        "validation_error",
+        &format!(
+            "{place} failed validation: {place}.{field} should be {expected}, instead was `{got}`."
+        ),
+    )
+}
+
+/// What Notion says a `page_size` should be.
+const PAGE_SIZES: &str = "a number between 1 and 100";
+
 fn invalid_url() -> Response {
     err(400, "invalid_request_url", "Invalid request URL.")
 }
 
 pub(crate) fn handle(shared: &Shared, req: &Req) -> Response {
     let path = req.path.trim_end_matches('/');
-    match (&req.method, path) {
-        (&Method::GET, "/v1/oauth/authorize") => {
-            return oauth::authorize(shared, Vendor::Notion, req);
-        }
-        (&Method::POST, "/v1/oauth/token") => return oauth::token(shared, Vendor::Notion, req),
-        (&Method::POST, "/v1/oauth/revoke") => return revoke(shared, req),
-        _ => {}
+    if (&req.method, path) == (&Method::POST, "/v1/oauth/revoke") {
+        return revoke(shared, req);
     }
     if !path.starts_with("/v1/") {
         return invalid_url();
@@ -136,11 +146,7 @@ fn revoke(shared: &Shared, req: &Req) -> Response {
         .and_then(|v| v.get("token").and_then(Value::as_str).map(str::to_string))
         .or_else(|| oauth::token_to_revoke(req, "token"))
     else {
-        return err(
-            400,
-            "validation_error",
-            "body failed validation: body.token should be defined, instead was `undefined`.",
-        );
+        return invalid("body", "token", "defined", "undefined");
     };
     if shared.tokens().revoke(Vendor::Notion, &token) {
         http::json(200, &json!({"request_id": http::request_id()}))
@@ -203,29 +209,13 @@ fn search(req: &Req, new_api: bool) -> Response {
     let query = match body.get("query") {
         None | Some(Value::Null) => String::new(),
         Some(Value::String(s)) => s.clone(),
-        Some(other) => {
-            return err(
-                400,
-                "validation_error",
-                &format!(
-                    "body failed validation: body.query should be a string, instead was `{other}`."
-                ),
-            );
-        }
+        Some(other) => return invalid("body", "query", "a string", other),
     };
     let page_size = match body.get("page_size") {
         None | Some(Value::Null) => 100,
         Some(v) => match v.as_u64() {
             Some(n) if (1..=100).contains(&n) => n as usize,
-            _ => {
-                return err(
-                    400,
-                    "validation_error",
-                    &format!(
-                        "body failed validation: body.page_size should be a number between 1 and 100, instead was `{v}`."
-                    ),
-                );
-            }
+            _ => return invalid("body", "page_size", PAGE_SIZES, v),
         },
     };
     let page_size = req.page_size(page_size);
@@ -239,14 +229,8 @@ fn search(req: &Req, new_api: bool) -> Response {
             &["page", "database"]
         };
         if prop != "object" || !allowed.contains(&value) {
-            return err(
-                400,
-                "validation_error",
-                &format!(
-                    "body failed validation: body.filter.value should be `{}`, instead was `{value}`.",
-                    allowed.join("` or `")
-                ),
-            );
+            let expected = format!("`{}`", allowed.join("` or `"));
+            return invalid("body", "filter.value", &expected, value);
         }
         no_results = value != "page";
     }
@@ -285,25 +269,11 @@ fn search(req: &Req, new_api: bool) -> Response {
             match normalize_id(c).and_then(|id| hits.iter().position(|i| pages[*i].id == id)) {
                 Some(p) => p,
                 None => {
-                    return err(
-                        400,
-                        "validation_error",
-                        &format!(
-                            "body failed validation: body.start_cursor should be a valid cursor, instead was `\"{c}\"`."
-                        ),
-                    );
+                    return invalid("body", "start_cursor", "a valid cursor", format!("\"{c}\""));
                 }
             }
         }
-        Some(other) => {
-            return err(
-                400,
-                "validation_error",
-                &format!(
-                    "body failed validation: body.start_cursor should be a string, instead was `{other}`."
-                ),
-            );
-        }
+        Some(other) => return invalid("body", "start_cursor", "a string", other),
     };
     let slice: Vec<Value> = hits
         .iter()
@@ -343,14 +313,18 @@ fn user(id: &str) -> Value {
     json!({"object": "user", "id": id})
 }
 
+/// Who wrote a page and when: a page and each of its blocks say the same.
+fn add_authorship(v: &mut Value, p: &NotionPage) {
+    v["created_time"] = json!(p.created_time);
+    v["last_edited_time"] = json!(p.last_edited_time);
+    v["created_by"] = user(&p.created_by);
+    v["last_edited_by"] = user(&p.last_edited_by);
+}
+
 pub(crate) fn page_json(p: &NotionPage) -> Value {
-    json!({
+    let mut v = json!({
         "object": "page",
         "id": p.id,
-        "created_time": p.created_time,
-        "last_edited_time": p.last_edited_time,
-        "created_by": user(&p.created_by),
-        "last_edited_by": user(&p.last_edited_by),
         "cover": null,
         "icon": null,
         "parent": {"type": "workspace", "workspace": true},
@@ -361,7 +335,9 @@ pub(crate) fn page_json(p: &NotionPage) -> Value {
         },
         "url": p.url,
         "public_url": null,
-    })
+    });
+    add_authorship(&mut v, p);
+    v
 }
 
 fn block_json(p: &NotionPage, b: &NotionBlock) -> Value {
@@ -374,28 +350,19 @@ fn block_json(p: &NotionPage, b: &NotionBlock) -> Value {
         "object": "block",
         "id": b.id,
         "parent": {"type": "page_id", "page_id": p.id},
-        "created_time": p.created_time,
-        "last_edited_time": p.last_edited_time,
-        "created_by": user(&p.created_by),
-        "last_edited_by": user(&p.last_edited_by),
         "has_children": false,
         "archived": false,
         "in_trash": false,
         "type": b.block_type,
     });
     v[b.block_type.as_str()] = content;
+    add_authorship(&mut v, p);
     v
 }
 
 fn children(req: &Req, id: &str) -> Response {
     let Some(norm) = normalize_id(id) else {
-        return err(
-            400,
-            "validation_error",
-            &format!(
-                "path failed validation: path.block_id should be a valid uuid, instead was `\"{id}\"`."
-            ),
-        );
+        return invalid("path", "block_id", "a valid uuid", format!("\"{id}\""));
     };
     let pages = dataset::notion_pages();
     let Some(page) = pages.iter().find(|p| p.id == norm) else {
@@ -412,15 +379,7 @@ fn children(req: &Req, id: &str) -> Response {
         None => 100,
         Some(s) => match s.parse::<usize>() {
             Ok(n) if (1..=100).contains(&n) => n,
-            _ => {
-                return err(
-                    400,
-                    "validation_error",
-                    &format!(
-                        "query failed validation: query.page_size should be a number between 1 and 100, instead was `{s}`."
-                    ),
-                );
-            }
+            _ => return invalid("query", "page_size", PAGE_SIZES, s),
         },
     };
     let start = match req.param("start_cursor").filter(|c| !c.is_empty()) {
@@ -429,12 +388,11 @@ fn children(req: &Req, id: &str) -> Response {
             match normalize_id(&c).and_then(|cid| page.blocks.iter().position(|b| b.id == cid)) {
                 Some(p) => p,
                 None => {
-                    return err(
-                        400,
-                        "validation_error",
-                        &format!(
-                            "query failed validation: query.start_cursor should be a valid cursor, instead was `\"{c}\"`."
-                        ),
+                    return invalid(
+                        "query",
+                        "start_cursor",
+                        "a valid cursor",
+                        format!("\"{c}\""),
                     );
                 }
             }

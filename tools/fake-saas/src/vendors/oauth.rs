@@ -6,6 +6,7 @@
 
 use std::time::{Duration, Instant};
 
+use axum::http::Method;
 use axum::response::Response;
 use serde_json::{Value, json};
 
@@ -501,4 +502,70 @@ pub(crate) fn token_to_revoke(req: &Req, field: &str) -> Option<String> {
         .filter(|v| !v.is_empty())
         .or_else(|| req.param(field).filter(|v| !v.is_empty()))
         .or_else(|| req.bearer())
+}
+
+/// RFC 7009 revocation for a vendor's OAuth server: the token from the body, the
+/// query or the bearer header. An unknown token is not an error (200); no token at all
+/// is a 400 `invalid_request` that says so in the vendor's words (`missing`).
+pub(crate) fn revoke(shared: &Shared, vendor: Vendor, req: &Req, missing: &str) -> Response {
+    match token_to_revoke(req, "token") {
+        Some(t) => {
+            shared.tokens().revoke(vendor, &t);
+            http::empty(200)
+        }
+        None => http::json(
+            400,
+            &json!({"error": "invalid_request", "error_description": missing}),
+        ),
+    }
+}
+
+/// A vendor's web app, of which the fake plays only the consent page: its host, and
+/// the app's page for any other path.
+type WebApp = (&'static str, &'static str);
+
+const HUBSPOT_APP: WebApp = (
+    "app.hubspot.com",
+    "<html><body><h1>Not found</h1></body></html>",
+);
+const LINEAR_APP: WebApp = ("linear.app", "<html><body>Not Found</body></html>");
+const INTERCOM_APP: WebApp = (
+    "app.intercom.com",
+    "<html><body><h1>Page not found</h1></body></html>",
+);
+
+/// The OAuth servers routed here, before the vendor's module sees the request (the
+/// other vendors' differ more, and their modules route them): the vendor; its web app
+/// when the app's consent page authorizes; the authorize path (`GET`, on any of the
+/// vendor's hosts when there is no web app); the token paths (`POST`). Revocation is
+/// each vendor's own.
+#[rustfmt::skip] // one vendor a line
+const SERVERS: &[(Vendor, Option<WebApp>, &str, &[&str])] = &[
+    (Vendor::Notion, None, "/v1/oauth/authorize", &["/v1/oauth/token"]),
+    (Vendor::Zendesk, None, "/oauth/authorizations/new", &["/oauth/tokens"]),
+    (Vendor::Salesforce, None, "/services/oauth2/authorize", &["/services/oauth2/token"]),
+    (Vendor::Asana, None, "/-/oauth_authorize", &["/-/oauth_token"]),
+    (Vendor::Hubspot, Some(HUBSPOT_APP), "/oauth/authorize", &["/oauth/2026-03/token", "/oauth/v1/token"]),
+    (Vendor::Linear, Some(LINEAR_APP), "/oauth/authorize", &["/oauth/token"]),
+    (Vendor::Intercom, Some(INTERCOM_APP), "/oauth", &["/auth/eagle/token"]),
+];
+
+/// The answer to `req` if it is for one of the [`SERVERS`], or for a web app of theirs.
+pub(crate) fn serve(shared: &Shared, vendor: Vendor, req: &Req) -> Option<Response> {
+    let (_, web_app, authorize_path, token_paths) = SERVERS.iter().find(|s| s.0 == vendor)?;
+    let path = req.path.trim_end_matches('/');
+    let wants_consent = req.method == Method::GET && path == *authorize_path;
+    match web_app {
+        Some((host, not_found_page)) if req.host == *host => {
+            return Some(if wants_consent {
+                authorize(shared, vendor, req)
+            } else {
+                http::html(404, *not_found_page)
+            });
+        }
+        None if wants_consent => return Some(authorize(shared, vendor, req)),
+        _ => {}
+    }
+    let wants_token = req.method == Method::POST && token_paths.contains(&path);
+    wants_token.then(|| token(shared, vendor, req))
 }

@@ -60,28 +60,35 @@ impl<C> Expr<C> {
     }
 }
 
-/// What one query language decides for itself.
+/// What one query language decides for itself. The defaults are those of Atlassian's
+/// languages (CQL and JQL).
 pub(crate) trait Language: Sized {
     type Clause;
     /// The characters that open (and close) a quoted string.
-    const QUOTES: &'static [char];
+    const QUOTES: &'static [char] = &['"', '\''];
     /// Whether `~` and `!~` are operators.
-    const TILDE: bool;
+    const TILDE: bool = true;
     /// Whether `,` is a token (it separates list values).
-    const COMMA: bool;
+    const COMMA: bool = true;
     /// The characters besides letters and digits that a bare word may hold.
     const WORD_CHARS: &'static [char];
 
-    /// The error for a string that is not closed; `text` is what it held.
-    fn unterminated(text: &str) -> String;
-    /// The error for a `!` that does not start an operator.
-    fn lone_bang() -> String;
-    /// The error for a character no token may start with.
-    fn unexpected(c: char) -> String;
-    /// The error when a parenthesised group is not closed.
-    fn missing_paren() -> String;
     /// Parses one clause at the parser's position.
     fn clause(p: &mut Parser<Self>) -> Result<Self::Clause, String>;
+    /// How the language words a syntax error.
+    fn syntax_error(e: SyntaxError) -> String;
+}
+
+/// The syntax errors the shared lexer and parser find.
+pub(crate) enum SyntaxError<'a> {
+    /// A string that is not closed, and what it held.
+    Unterminated(&'a str),
+    /// A `!` that does not start an operator.
+    LoneBang,
+    /// A character no token may start with.
+    Unexpected(char),
+    /// A parenthesised group that is not closed.
+    MissingParen,
 }
 
 /// Cuts a query into tokens.
@@ -125,7 +132,7 @@ pub(crate) fn lex<L: Language>(s: &str) -> Result<Vec<Tok>, String> {
                     out.push(Tok::Op(format!("{c}{}", cs[i + 1])));
                     i += 2;
                 } else if c == '!' {
-                    return Err(L::lone_bang());
+                    return Err(L::syntax_error(SyntaxError::LoneBang));
                 } else {
                     out.push(Tok::Op(c.to_string()));
                     i += 1;
@@ -138,7 +145,7 @@ pub(crate) fn lex<L: Language>(s: &str) -> Result<Vec<Tok>, String> {
                 }
                 out.push(Tok::Word(cs[start..i].iter().collect()));
             }
-            other => return Err(L::unexpected(other)),
+            other => return Err(L::syntax_error(SyntaxError::Unexpected(other))),
         }
     }
     Ok(out)
@@ -152,7 +159,7 @@ fn quoted<L: Language>(cs: &[char], open: usize) -> Result<(String, usize), Stri
     let mut i = open + 1;
     loop {
         match cs.get(i) {
-            None => return Err(L::unterminated(&text)),
+            None => return Err(L::syntax_error(SyntaxError::Unterminated(&text))),
             Some('\\') => {
                 text.extend(cs.get(i + 1));
                 i += 2;
@@ -165,6 +172,9 @@ fn quoted<L: Language>(cs: &[char], open: usize) -> Result<(String, usize), Stri
         }
     }
 }
+
+/// Makes one expression of two: `Expr::And` or `Expr::Or`.
+type Join<C> = fn(Box<Expr<C>>, Box<Expr<C>>) -> Expr<C>;
 
 /// Reads a language's tokens: the boolean structure here, the clauses by the language.
 pub(crate) struct Parser<L> {
@@ -202,21 +212,41 @@ impl<L: Language> Parser<L> {
         self.pos >= self.toks.len()
     }
 
-    /// `a OR b OR ...`, the loosest level.
-    pub(crate) fn or(&mut self) -> Result<Expr<L::Clause>, String> {
-        let mut e = self.and()?;
-        while self.at_keyword("or") {
-            self.bump();
-            e = Expr::Or(Box::new(e), Box::new(self.and()?));
-        }
-        Ok(e)
+    /// After `ORDER BY field`: whether the order is ascending, if `ASC` or `DESC` says
+    /// (and reads it).
+    pub(crate) fn direction(&mut self) -> Option<bool> {
+        let ascending = if self.at_keyword("asc") {
+            true
+        } else if self.at_keyword("desc") {
+            false
+        } else {
+            return None;
+        };
+        self.bump();
+        Some(ascending)
     }
 
+    /// `a OR b OR ...`, the loosest level.
+    pub(crate) fn or(&mut self) -> Result<Expr<L::Clause>, String> {
+        self.joined("or", Self::and, Expr::Or)
+    }
+
+    /// `a AND b AND ...`: binds tighter than `OR`.
     fn and(&mut self) -> Result<Expr<L::Clause>, String> {
-        let mut e = self.not()?;
-        while self.at_keyword("and") {
+        self.joined("and", Self::not, Expr::And)
+    }
+
+    /// Operands that `keyword` joins, grouped from the left.
+    fn joined(
+        &mut self,
+        keyword: &str,
+        operand: fn(&mut Self) -> Result<Expr<L::Clause>, String>,
+        join: Join<L::Clause>,
+    ) -> Result<Expr<L::Clause>, String> {
+        let mut e = operand(self)?;
+        while self.at_keyword(keyword) {
             self.bump();
-            e = Expr::And(Box::new(e), Box::new(self.not()?));
+            e = join(Box::new(e), Box::new(operand(self)?));
         }
         Ok(e)
     }
@@ -230,7 +260,7 @@ impl<L: Language> Parser<L> {
             self.bump();
             let e = self.or()?;
             if self.bump() != Some(Tok::RParen) {
-                return Err(L::missing_paren());
+                return Err(L::syntax_error(SyntaxError::MissingParen));
             }
             return Ok(e);
         }

@@ -61,27 +61,8 @@ const TYPES: &[&str] = &["Account", "Case"];
 
 pub(crate) fn handle(shared: &Shared, req: &Req) -> Response {
     let path = req.path.trim_end_matches('/');
-    match (&req.method, path) {
-        (&Method::GET, "/services/oauth2/authorize") => {
-            return oauth::authorize(shared, Vendor::Salesforce, req);
-        }
-        (&Method::POST, "/services/oauth2/token") => {
-            return oauth::token(shared, Vendor::Salesforce, req);
-        }
-        (&Method::POST | &Method::GET, "/services/oauth2/revoke") => {
-            // RFC 7009: an unknown token is not an error.
-            return match oauth::token_to_revoke(req, "token") {
-                Some(t) => {
-                    shared.tokens().revoke(Vendor::Salesforce, &t);
-                    http::empty(200)
-                }
-                None => http::json(
-                    400,
-                    &json!({"error": "invalid_request", "error_description": "token is required"}),
-                ),
-            };
-        }
-        _ => {}
+    if path == "/services/oauth2/revoke" && matches!(req.method, Method::POST | Method::GET) {
+        return oauth::revoke(shared, Vendor::Salesforce, req, "token is required");
     }
     if req.host != "acme.my.salesforce.com" {
         return err(404, "NOT_FOUND", "The requested resource does not exist");

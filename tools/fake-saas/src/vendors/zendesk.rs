@@ -10,7 +10,7 @@ use axum::http::Method;
 use axum::response::Response;
 use serde_json::{Value, json};
 
-use super::{auth, oauth, ranked};
+use super::{auth, ranked};
 use crate::Shared;
 use crate::dataset::{self, ZENDESK_SUBDOMAIN, ZendeskTicket};
 use crate::http::{self, Req};
@@ -31,44 +31,28 @@ fn unauthorized() -> Response {
 
 /// Zendesk's error for a status (faults).
 pub(crate) fn error(status: u16) -> Response {
-    match status {
-        401 => unauthorized(),
-        403 => http::json(
-            403,
-            &json!({"error": "Forbidden", "description": "You do not have access to this page. Please contact the account owner of this help desk for further help."}),
+    let (error, description) = match status {
+        401 => return unauthorized(),
+        403 => (
+            "Forbidden",
+            "You do not have access to this page. Please contact the account owner of this help desk for further help.",
         ),
-        404 => http::json(
-            404,
-            &json!({"error": "RecordNotFound", "description": "Not found"}),
+        404 => ("RecordNotFound", "Not found"),
+        422 => ("InvalidValue", "Invalid search"),
+        429 => (
+            "APIRateLimitExceeded",
+            "Number of allowed API requests per minute exceeded",
         ),
-        422 => http::json(
-            422,
-            &json!({"error": "InvalidValue", "description": "Invalid search"}),
+        503 => ("ServiceUnavailable", "Zendesk is temporarily unavailable"),
+        s => (
+            "InternalError",
+            http::status(s).canonical_reason().unwrap_or("error"),
         ),
-        429 => http::json(
-            429,
-            &json!({"error": "APIRateLimitExceeded", "description": "Number of allowed API requests per minute exceeded"}),
-        ),
-        503 => http::json(
-            503,
-            &json!({"error": "ServiceUnavailable", "description": "Zendesk is temporarily unavailable"}),
-        ),
-        s => http::json(
-            s,
-            &json!({"error": "InternalError", "description": http::status(s).canonical_reason().unwrap_or("error")}),
-        ),
-    }
+    };
+    http::json(status, &json!({"error": error, "description": description}))
 }
 
 pub(crate) fn handle(shared: &Shared, req: &Req) -> Response {
-    let path = req.path.trim_end_matches('/');
-    match (&req.method, path) {
-        (&Method::GET, "/oauth/authorizations/new") => {
-            return oauth::authorize(shared, Vendor::Zendesk, req);
-        }
-        (&Method::POST, "/oauth/tokens") => return oauth::token(shared, Vendor::Zendesk, req),
-        _ => {}
-    }
     let token = req.bearer().unwrap_or_default();
     if auth(shared, Vendor::Zendesk, req).user().is_none() {
         return unauthorized();
