@@ -7,34 +7,36 @@ use std::sync::Arc;
 use axum::Form;
 use axum::extract::State;
 use axum::http::{StatusCode, header};
-use axum::response::{Html, IntoResponse, Response};
+use axum::response::{IntoResponse, Response};
+use maud::{Markup, html};
 use serde::Deserialize;
 
 use super::Dashboard;
 use super::session::{self, Session};
-use super::templates::{csrf_field, esc, html, page};
+use super::templates::{error_notice, page, post_form, signed_in_page};
 
-fn confirmation(session: &Session, error: Option<&str>) -> String {
-    let alert = error
-        .map(|e| format!(r#"<p class="notice error" role="alert">{}</p>"#, esc(e)))
-        .unwrap_or_default();
-    format!(
-        r#"{alert}<p><strong>This cannot be undone.</strong> Quarry will revoke its access to your connected tools, and delete your query history, archive, profile, webhooks, API tokens and sign-in.</p>
-<form method="post" action="/dashboard/account/delete">{csrf}
-<label for="confirm_email">Type your email, {email}, to confirm</label>
-<input id="confirm_email" name="confirm_email" type="email" autocomplete="off" required>
-<p><button type="submit" class="danger">Delete all my data</button></p></form>"#,
-        csrf = csrf_field(session),
-        email = esc(&session.email),
-    )
+/// The confirmation form: the person types their email, so that one
+/// click cannot delete everything.
+fn confirmation(session: &Session, error: Option<&str>) -> Markup {
+    html! {
+        @if let Some(error) = error {
+            (error_notice(error))
+        }
+        p {
+            strong { "This cannot be undone." }
+            " Quarry will revoke its access to your connected tools, and delete your query \
+             history, archive, profile, webhooks, API tokens and sign-in."
+        }
+        (post_form(session, "/dashboard/account/delete", html! {
+            label for="confirm_email" { "Type your email, " (session.email) ", to confirm" }
+            input id="confirm_email" name="confirm_email" type="email" autocomplete="off" required;
+            p { button type="submit" class="danger" { "Delete all my data" } }
+        }))
+    }
 }
 
 pub async fn confirm_page(session: Session) -> Response {
-    html(
-        "Delete all my data",
-        &session,
-        &confirmation(&session, None),
-    )
+    signed_in_page("Delete all my data", &session, confirmation(&session, None))
 }
 
 #[derive(Deserialize)]
@@ -49,10 +51,10 @@ pub async fn delete(
     Form(form): Form<DeleteForm>,
 ) -> Response {
     if form.confirm_email.trim().to_lowercase() != session.email {
-        let mut response = html(
+        let mut response = signed_in_page(
             "Delete all my data",
             &session,
-            &confirmation(
+            confirmation(
                 &session,
                 Some("The email typed does not match yours; nothing was deleted."),
             ),
@@ -66,23 +68,23 @@ pub async fn delete(
     match dashboard.deletions.delete(&user_id).await {
         Ok(report) => {
             tracing::info!(user = %user_id, "dashboard: account deleted");
-            let body = format!(
-                r#"<p role="status">All of your data has been permanently deleted: {} tool tokens revoked{}, your query history and archive ({} entries), {} webhooks, your API tokens and your sign-in.</p><p>Goodbye.</p>"#,
-                report.oauth_tokens_revoked,
-                if report.oauth_revocations_pending > 0 {
-                    format!(
-                        " ({} more revocations are being retried)",
-                        report.oauth_revocations_pending
-                    )
-                } else {
-                    String::new()
-                },
-                report.archive_entries_removed,
-                report.webhooks_unregistered,
-            );
+            let pending = report.oauth_revocations_pending;
+            let body = html! {
+                p role="status" {
+                    "All of your data has been permanently deleted: "
+                    (report.oauth_tokens_revoked) " tool tokens revoked"
+                    @if pending > 0 {
+                        " (" (pending) " more revocations are being retried)"
+                    }
+                    ", your query history and archive (" (report.archive_entries_removed)
+                    " entries), " (report.webhooks_unregistered)
+                    " webhooks, your API tokens and your sign-in."
+                }
+                p { "Goodbye." }
+            };
             (
                 [(header::SET_COOKIE, session::clear_cookie())],
-                Html(page("Your data is deleted", None, &body)),
+                page("Your data is deleted", None, body),
             )
                 .into_response()
         }
@@ -91,11 +93,16 @@ pub async fn delete(
             (
                 StatusCode::INTERNAL_SERVER_ERROR,
                 [(header::SET_COOKIE, session::clear_cookie())],
-                Html(page(
+                page(
                     "Deletion in progress",
                     None,
-                    "<p role=\"alert\">The deletion did not finish; it is recorded and will finish automatically. You are signed out.</p>",
-                )),
+                    html! {
+                        p role="alert" {
+                            "The deletion did not finish; it is recorded and will finish \
+                             automatically. You are signed out."
+                        }
+                    },
+                ),
             )
                 .into_response()
         }

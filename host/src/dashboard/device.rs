@@ -12,10 +12,11 @@ use axum::Form;
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::response::Response;
+use maud::html;
 use serde::Deserialize;
 
 use super::Dashboard;
-use super::templates::{csrf_field, esc, html, internal_error, message};
+use super::templates::{inline_form, internal_error, message, post_form, signed_in_page};
 use crate::calendar::rfc3339;
 
 #[derive(Deserialize, Default)]
@@ -34,16 +35,16 @@ pub struct Decision {
 
 /// `GET /device[?user_code=...]`: the form to enter a code.
 pub async fn page(session: super::session::Session, Query(query): Query<CodeQuery>) -> Response {
-    let body = format!(
-        r#"<p>An assistant asked to use Quarry as you. Enter the code it shows.</p>
-<form method="post" action="/device">{csrf}
-<label for="user_code">Code</label>
-<input id="user_code" name="user_code" value="{code}" autocomplete="off" autocapitalize="characters" spellcheck="false" required maxlength="20">
-<p><button type="submit">Continue</button></p></form>"#,
-        csrf = csrf_field(&session),
-        code = esc(&query.user_code),
-    );
-    html("Connect an assistant", &session, &body)
+    let body = html! {
+        p { "An assistant asked to use Quarry as you. Enter the code it shows." }
+        (post_form(&session, "/device", html! {
+            label for="user_code" { "Code" }
+            input id="user_code" name="user_code" value=(query.user_code) autocomplete="off"
+                autocapitalize="characters" spellcheck="false" required maxlength="20";
+            p { button type="submit" { "Continue" } }
+        }))
+    };
+    signed_in_page("Connect an assistant", &session, body)
 }
 
 /// `POST /device`: shows who asks, with approve and deny buttons.
@@ -73,17 +74,34 @@ pub async fn review(
         }
         Err(error) => return internal_error("reading a device code", error),
     };
-    let body = format!(
-        r#"<p>The assistant <strong>{client}</strong> asks to use Quarry as you: to search the tools you connected, read-only, with tokens that last 60 minutes and that it can renew until you revoke them.</p>
-<p>Only approve if you started this from that assistant just now. The code expires at {expires}.</p>
-<form class="inline" method="post" action="/device/decide">{csrf}<input type="hidden" name="user_code" value="{code}"><input type="hidden" name="decision" value="approve"><button type="submit">Approve</button></form>
-<form class="inline" method="post" action="/device/decide">{csrf}<input type="hidden" name="user_code" value="{code}"><input type="hidden" name="decision" value="deny"><button type="submit">Deny</button></form>"#,
-        client = esc(&pending.client_id),
-        expires = esc(&rfc3339(pending.expires_at)),
-        csrf = csrf_field(&session),
-        code = esc(&pending.user_code),
-    );
-    html("Approve an assistant?", &session, &body)
+    // Both answers carry the code back; the space between the two inline
+    // forms keeps the buttons apart.
+    let answer = |decision: &str, label: &str| {
+        inline_form(
+            &session,
+            "/device/decide",
+            html! {
+                input type="hidden" name="user_code" value=(pending.user_code);
+                input type="hidden" name="decision" value=(decision);
+                button type="submit" { (label) }
+            },
+        )
+    };
+    let body = html! {
+        p {
+            "The assistant " strong { (pending.client_id) } " asks to use Quarry as you: to \
+             search the tools you connected, read-only, with tokens that last 60 minutes and \
+             that it can renew until you revoke them."
+        }
+        p {
+            "Only approve if you started this from that assistant just now. The code expires at "
+            (rfc3339(pending.expires_at)) "."
+        }
+        (answer("approve", "Approve"))
+        " "
+        (answer("deny", "Deny"))
+    };
+    signed_in_page("Approve an assistant?", &session, body)
 }
 
 /// `POST /device/decide`
@@ -109,17 +127,21 @@ pub async fn decide(
     {
         Ok(true) if approve => {
             tracing::info!(user = %session.user_id, "dashboard: assistant approved");
-            html(
+            signed_in_page(
                 "Assistant approved",
                 &session,
-                "<p>Done. Go back to the assistant: it will finish signing in by itself. \
-                 You can revoke its tokens on the API tokens page.</p>",
+                html! {
+                    p {
+                        "Done. Go back to the assistant: it will finish signing in by itself. \
+                         You can revoke its tokens on the API tokens page."
+                    }
+                },
             )
         }
-        Ok(true) => html(
+        Ok(true) => signed_in_page(
             "Assistant denied",
             &session,
-            "<p>The assistant was refused. It will tell you so.</p>",
+            html! { p { "The assistant was refused. It will tell you so." } },
         ),
         Ok(false) => message(
             StatusCode::NOT_FOUND,

@@ -10,12 +10,13 @@ use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, Salt
 use axum::extract::{FromRequestParts, State};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
-use axum::response::{Html, IntoResponse, Redirect, Response};
+use axum::response::{IntoResponse, Redirect, Response};
 use axum::{Extension, Form};
+use maud::{Markup, html};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::templates::{esc, page};
+use super::templates::{error_notice, page};
 use super::{Dashboard, Peer};
 use crate::store::records::{Bytes, Records, Space, Text, Writer};
 use crate::store::{Counted, Store, UserData, now};
@@ -245,34 +246,29 @@ impl Dashboard {
 // ---- pages ----------------------------------------------------------------
 
 /// The sign-in page: the single sign-on button when the operator set one
-/// up, and the password form.
-pub(super) fn login_form(dashboard: &Dashboard, email: &str, error: Option<&str>) -> String {
-    let alert = error
-        .map(|e| format!(r#"<p class="notice error" role="alert">{}</p>"#, esc(e)))
-        .unwrap_or_default();
-    let sso = dashboard
-        .sso
-        .as_ref()
-        .map(|provider| {
-            format!(
-                r#"<p><a class="button" href="/dashboard/sso/start">Sign in with {}</a></p>
-<p>Or with your email and password:</p>"#,
-                esc(provider.name())
-            )
-        })
-        .unwrap_or_default();
-    let body = format!(
-        r#"{alert}{sso}<form method="post" action="/dashboard/login">
-<label for="email">Email</label>
-<input id="email" name="email" type="email" autocomplete="username" required value="{}">
-<label for="password">Password</label>
-<input id="password" name="password" type="password" autocomplete="current-password" required>
-<p><button type="submit">Sign in</button></p>
-</form>
-<p>Accounts are created by the operator (<code>quarry admin create-user</code>, <code>quarry admin set-password</code>).</p>"#,
-        esc(email)
-    );
-    page("Sign in", None, &body)
+/// up, and the password form (`email` typed again after a failure).
+pub(super) fn login_form(dashboard: &Dashboard, email: &str, error: Option<&str>) -> Markup {
+    let body = html! {
+        @if let Some(error) = error {
+            (error_notice(error))
+        }
+        @if let Some(provider) = &dashboard.sso {
+            p { a class="button" href="/dashboard/sso/start" { "Sign in with " (provider.name()) } }
+            p { "Or with your email and password:" }
+        }
+        form method="post" action="/dashboard/login" {
+            label for="email" { "Email" }
+            input id="email" name="email" type="email" autocomplete="username" required value=(email);
+            label for="password" { "Password" }
+            input id="password" name="password" type="password" autocomplete="current-password" required;
+            p { button type="submit" { "Sign in" } }
+        }
+        p {
+            "Accounts are created by the operator ("
+            code { "quarry admin create-user" } ", " code { "quarry admin set-password" } ")."
+        }
+    };
+    page("Sign in", None, body)
 }
 
 pub async fn login_page(
@@ -282,7 +278,7 @@ pub async fn login_page(
     if session.is_some() {
         return Redirect::to("/dashboard/tools").into_response();
     }
-    Html(login_form(&dashboard, "", None)).into_response()
+    login_form(&dashboard, "", None).into_response()
 }
 
 #[derive(Deserialize)]
@@ -305,13 +301,13 @@ pub async fn login(
         return (
             StatusCode::TOO_MANY_REQUESTS,
             [(header::RETRY_AFTER, (minutes * 60).to_string())],
-            Html(login_form(
+            login_form(
                 &dashboard,
                 &email,
                 Some(&format!(
                     "Too many failed sign-ins. Try again in {minutes} minutes."
                 )),
-            )),
+            ),
         )
             .into_response();
     }
@@ -337,11 +333,11 @@ pub async fn login(
             tracing::info!(%ip, "dashboard sign-in failed");
             return (
                 StatusCode::UNAUTHORIZED,
-                Html(login_form(
+                login_form(
                     &dashboard,
                     &email,
                     Some("The email or the password is wrong."),
-                )),
+                ),
             )
                 .into_response();
         }

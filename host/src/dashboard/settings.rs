@@ -5,17 +5,16 @@
 
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;
+use maud::{Markup, html};
 
 use super::Dashboard;
 use super::session::Session;
-use super::templates::{csrf_field, esc, html};
-use crate::connectors::manifest::{Manifest, fill_endpoint};
+use super::templates::{error_notice, post_form, signed_in_page};
+use crate::connectors::manifest::{Manifest, Setting, fill_endpoint};
 
 /// The settings a person types for a connector: the manifest's, less
 /// those the vendor's token response gives.
-pub(super) fn askable(
-    manifest: &Manifest,
-) -> impl Iterator<Item = &crate::connectors::manifest::Setting> {
+pub(super) fn askable(manifest: &Manifest) -> impl Iterator<Item = &Setting> {
     manifest.settings.iter().filter(|s| !s.from_token)
 }
 
@@ -92,35 +91,31 @@ fn settings_page(
     problem: Option<&str>,
 ) -> Response {
     let id = &manifest.id;
-    let mut fields = String::new();
-    for setting in askable(manifest) {
-        let value = values
+    let value_of = |name: &str| {
+        values
             .iter()
-            .find(|(n, _)| *n == setting.name)
-            .map_or("", |(_, v)| v.as_str());
-        fields.push_str(&format!(
-            r#"<label for="setting-{name}">{name}{mark}</label>
-<input id="setting-{name}" name="setting.{name}" type="text" value="{value}" aria-describedby="setting-{name}-hint"{required}>
-<p id="setting-{name}-hint"><small>{hint}</small></p>"#,
-            name = esc(&setting.name),
-            mark = if setting.required { " (required)" } else { "" },
-            value = esc(value),
-            required = if setting.required { " required" } else { "" },
-            hint = esc(&setting.description),
-        ));
-    }
-    let alert = problem
-        .map(|p| format!(r#"<p class="notice error" role="alert">{}</p>"#, esc(p)))
-        .unwrap_or_default();
-    let body = format!(
-        r#"{alert}<p>{id} needs these settings of your account before you approve Quarry's read-only access there.</p>
-<form method="post" action="/dashboard/tools/{id}/connect">{csrf}<input type="hidden" name="settings_step" value="1">
-{fields}<p><button type="submit">Continue to {id}</button></p></form>
-<p><a href="/dashboard/tools">Back to your tools</a></p>"#,
-        id = esc(id),
-        csrf = csrf_field(session),
-    );
-    let mut response = html(&format!("Connect {id}"), session, &body);
+            .find(|(n, _)| n == name)
+            .map_or("", |(_, v)| v.as_str())
+    };
+    let body = html! {
+        @if let Some(problem) = problem {
+            (error_notice(problem))
+        }
+        p {
+            (id) " needs these settings of your account before you approve Quarry's \
+             read-only access there."
+        }
+        (post_form(session, &format!("/dashboard/tools/{id}/connect"), html! {
+            // Tells the connect handler that this is the answer to this page.
+            input type="hidden" name="settings_step" value="1";
+            @for setting in askable(manifest) {
+                (setting_field(setting, value_of(&setting.name)))
+            }
+            p { button type="submit" { "Continue to " (id) } }
+        }))
+        p { a href="/dashboard/tools" { "Back to your tools" } }
+    };
+    let mut response = signed_in_page(&format!("Connect {id}"), session, body);
     // The form's answer is a redirect to the vendor: allow its origin, with
     // a wildcard for the label a setting fills (and the demo's overrides).
     let mut origins = vec!["'self'".to_string()];
@@ -141,6 +136,22 @@ fn settings_page(
     }
     widen_form_action(&mut response, &origins);
     response
+}
+
+/// One setting's labelled text field, named `setting.<name>`, with the
+/// manifest's description as its hint.
+fn setting_field(setting: &Setting, value: &str) -> Markup {
+    let id = format!("setting-{}", setting.name);
+    let hint = format!("{id}-hint");
+    html! {
+        label for=(id) {
+            (setting.name)
+            @if setting.required { " (required)" }
+        }
+        input id=(id) name={ "setting." (setting.name) } type="text" value=(value)
+            aria-describedby=(hint) required[setting.required];
+        p id=(hint) { small { (setting.description) } }
+    }
 }
 
 /// `https://{subdomain}.zendesk.com` → `https://*.zendesk.com`.
@@ -230,14 +241,12 @@ mod tests {
         ))
         .unwrap();
         let mut manifest = Manifest::parse(&text).unwrap();
-        manifest
-            .settings
-            .push(crate::connectors::manifest::Setting {
-                name: "instance".into(),
-                description: String::new(),
-                required: false,
-                from_token: true,
-            });
+        manifest.settings.push(Setting {
+            name: "instance".into(),
+            description: String::new(),
+            required: false,
+            from_token: true,
+        });
         let before = pairs(&[("site", "old.atlassian.net"), ("legacy", "kept")]);
         let answer = serde_json::json!({"access_token": "t", "instance": "https://x.test"});
         // An emptied optional field clears its setting.

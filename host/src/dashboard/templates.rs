@@ -1,8 +1,14 @@
 //! The dashboard's HTML: one layout (landmarks, a skip link, a navigation
-//! list), escaping, and the small stylesheet served from the binary.
+//! list), the small components the pages share (forms, tables, notices),
+//! and the stylesheet and icon served from the binary.
+//!
+//! Every page is a [`Markup`] built with maud's `html!`, which escapes
+//! whatever it splices in: text from people, vendors and manifests never
+//! reaches a page unescaped, and no page escapes anything by hand.
 
 use axum::http::{StatusCode, header};
-use axum::response::{Html, IntoResponse, Response};
+use axum::response::{IntoResponse, Response};
+use maud::{DOCTYPE, Markup, html};
 
 use super::session::Session;
 
@@ -66,77 +72,69 @@ pub async fn stylesheet() -> Response {
         .into_response()
 }
 
-/// Escapes text for HTML content and attribute values.
-pub fn esc(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
+// ---- the layout -------------------------------------------------------------
+
+/// A whole page: the header (with the navigation and the sign-out form when
+/// someone is signed in), one `main` landmark and one `h1`.
+pub fn page(title: &str, session: Option<&Session>, body: Markup) -> Markup {
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                title { (title) " · Quarry" }
+                link rel="stylesheet" href="/dashboard/style.css";
+                link rel="icon" href="/dashboard/icon.svg" type="image/svg+xml";
+            }
+            body {
+                a class="skip" href="#main" { "Skip to content" }
+                header {
+                    strong { "Quarry" }
+                    @if let Some(session) = session {
+                        (navigation(session))
+                    }
+                }
+                main id="main" {
+                    h1 { (title) }
+                    (body)
+                }
+            }
         }
     }
-    out
 }
 
-/// The hidden CSRF field every form of a signed-in page carries.
-pub fn csrf_field(session: &Session) -> String {
-    format!(
-        r#"<input type="hidden" name="csrf" value="{}">"#,
-        esc(&session.csrf)
-    )
+/// The signed-in header: the pages, then who is signed in and the way out.
+fn navigation(session: &Session) -> Markup {
+    html! {
+        nav aria-label="Dashboard" {
+            ul {
+                li { a href="/dashboard/tools" { "Connected tools" } }
+                li { a href="/dashboard/tokens" { "API tokens" } }
+                li { a href="/dashboard/webhooks" { "Webhooks" } }
+                li { a href="/dashboard/account/delete" { "Delete my data" } }
+            }
+        }
+        (inline_form(session, "/dashboard/logout", html! {
+            span { (session.email) }
+            " "
+            button type="submit" { "Sign out" }
+        }))
+    }
 }
 
-/// A whole page. `body` is already-escaped HTML.
-pub fn page(title: &str, session: Option<&Session>, body: &str) -> String {
-    let nav = match session {
-        Some(s) => format!(
-            r#"<nav aria-label="Dashboard"><ul>
-<li><a href="/dashboard/tools">Connected tools</a></li>
-<li><a href="/dashboard/tokens">API tokens</a></li>
-<li><a href="/dashboard/webhooks">Webhooks</a></li>
-<li><a href="/dashboard/account/delete">Delete my data</a></li>
-</ul></nav>
-<form class="inline" method="post" action="/dashboard/logout">{}<span>{}</span> <button type="submit">Sign out</button></form>"#,
-            csrf_field(s),
-            esc(&s.email),
-        ),
-        None => String::new(),
-    };
-    format!(
-        r##"<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{title} · Quarry</title>
-<link rel="stylesheet" href="/dashboard/style.css">
-<link rel="icon" href="/dashboard/icon.svg" type="image/svg+xml">
-</head>
-<body>
-<a class="skip" href="#main">Skip to content</a>
-<header><strong>Quarry</strong>{nav}</header>
-<main id="main">
-<h1>{title}</h1>
-{body}
-</main>
-</body>
-</html>
-"##,
-        title = esc(title),
-    )
+/// A signed-in page.
+pub fn signed_in_page(title: &str, session: &Session, body: Markup) -> Response {
+    page(title, Some(session), body).into_response()
 }
 
-/// A page with one message (errors, refusals, confirmations).
+/// A page with one message (errors, refusals, confirmations), for anyone.
 pub fn message(status: StatusCode, title: &str, text: &str) -> Response {
-    let body = format!(
-        r#"<p class="notice error" role="alert">{}</p><p><a href="/dashboard">Back to the dashboard</a></p>"#,
-        esc(text)
-    );
-    (status, Html(page(title, None, &body))).into_response()
+    let body = html! {
+        (error_notice(text))
+        p { a href="/dashboard" { "Back to the dashboard" } }
+    };
+    (status, page(title, None, body)).into_response()
 }
 
 /// The page of a failure that is ours, not the person's: logged with
@@ -150,23 +148,128 @@ pub fn internal_error(doing: &str, error: impl std::fmt::Display) -> Response {
     )
 }
 
-/// A signed-in page.
-pub fn html(title: &str, session: &Session, body: &str) -> Response {
-    Html(page(title, Some(session), body)).into_response()
+// ---- notices ----------------------------------------------------------------
+
+/// What went wrong, announced at once to screen readers (`role="alert"`).
+pub fn error_notice(text: &str) -> Markup {
+    html! { p class="notice error" role="alert" { (text) } }
 }
 
-/// A table of `rows` (rendered `<tr>`s) under a caption and column
-/// headers, or the paragraph `empty` when there are no rows.
-pub fn table(caption: &str, headers: &[&str], rows: &str, empty: &str) -> String {
-    if rows.is_empty() {
-        return format!("<p>{}</p>", esc(empty));
+/// What just happened, announced politely (`role="status"`).
+pub fn status_notice(text: &str) -> Markup {
+    html! { p class="notice" role="status" { (text) } }
+}
+
+/// A secret shown once (a new API token, a webhook's signing secret): a
+/// titled section with the secret in an `output` named `label`, so that
+/// a person can select it and a test can find it.
+pub fn shown_once(
+    heading_id: &str,
+    heading: &str,
+    explanation: Markup,
+    output_id: &str,
+    label: &str,
+    secret: &str,
+) -> Markup {
+    html! {
+        section class="notice" aria-labelledby=(heading_id) {
+            h2 id=(heading_id) { (heading) }
+            p { (explanation) }
+            output class="secret" id=(output_id) aria-label=(label) { (secret) }
+        }
     }
-    let headers: String = headers
-        .iter()
-        .map(|h| format!(r#"<th scope="col">{}</th>"#, esc(h)))
-        .collect();
-    format!(
-        "<table><caption>{}</caption><thead><tr>{headers}</tr></thead><tbody>{rows}</tbody></table>",
-        esc(caption)
+}
+
+// ---- forms ------------------------------------------------------------------
+
+/// The hidden CSRF field every form of a signed-in page carries (the guard
+/// refuses a POST without it).
+fn csrf_field(session: &Session) -> Markup {
+    html! { input type="hidden" name="csrf" value=(session.csrf); }
+}
+
+/// A form that posts `fields` to `action`, with the CSRF field.
+pub fn post_form(session: &Session, action: &str, fields: Markup) -> Markup {
+    html! {
+        form method="post" action=(action) { (csrf_field(session)) (fields) }
+    }
+}
+
+/// A form that posts `fields` to `action`, with the CSRF field, in the flow
+/// of the text (buttons side by side, in a table cell).
+pub fn inline_form(session: &Session, action: &str, fields: Markup) -> Markup {
+    html! {
+        form class="inline" method="post" action=(action) { (csrf_field(session)) (fields) }
+    }
+}
+
+/// One button that posts to `action` (revoke, remove, connect). `name` is
+/// what a screen reader says, since the same label repeats on every row.
+pub fn button_form(session: &Session, action: &str, label: &str, name: &str) -> Markup {
+    inline_form(
+        session,
+        action,
+        html! { button type="submit" aria-label=(name) { (label) } },
     )
+}
+
+// ---- tables -----------------------------------------------------------------
+
+/// A table of `rows` under a caption and column headers, or the paragraph
+/// `empty` when there are no rows.
+pub fn table(caption: &str, headers: &[&str], rows: &[Markup], empty: &str) -> Markup {
+    html! {
+        @if rows.is_empty() {
+            p { (empty) }
+        } @else {
+            table {
+                caption { (caption) }
+                thead { tr { @for header in headers { th scope="col" { (header) } } } }
+                tbody { @for row in rows { (row) } }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn session(email: &str) -> Session {
+        Session {
+            key: "k".into(),
+            user_id: "u".into(),
+            email: email.into(),
+            csrf: "c\"sr<f".into(),
+        }
+    }
+
+    #[test]
+    fn what_pages_splice_in_is_escaped() {
+        let page = page(
+            "<b>Title</b> & co",
+            Some(&session("a\"<x>@acme.test")),
+            error_notice("it's <script>"),
+        )
+        .into_string();
+        assert!(page.contains("<title>&lt;b&gt;Title&lt;/b&gt; &amp; co · Quarry</title>"));
+        assert!(page.contains("<span>a&quot;&lt;x&gt;@acme.test</span>"));
+        assert!(page.contains(r#"role="alert">it's &lt;script&gt;</p>"#));
+        assert!(!page.contains("<script>"));
+        // The tests (and a person's browser) find the CSRF token as sent.
+        assert!(page.contains(r#"<input type="hidden" name="csrf" value="c&quot;sr&lt;f">"#));
+    }
+
+    #[test]
+    fn an_empty_table_is_a_sentence() {
+        let empty = table("Things", &["A"], &[], "No things.").into_string();
+        assert_eq!(empty, "<p>No things.</p>");
+        let row = html! { tr { td { "1" } } };
+        let full = table("Things", &["A"], &[row], "No things.").into_string();
+        assert_eq!(
+            full,
+            "<table><caption>Things</caption><thead><tr><th scope=\"col\">A</th></tr></thead>\
+             <tbody><tr><td>1</td></tr></tbody></table>"
+        );
+    }
 }

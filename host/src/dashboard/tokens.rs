@@ -7,56 +7,75 @@ use axum::Form;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
+use maud::{Markup, html};
 
 use super::Dashboard;
 use super::session::Session;
-use super::templates::{csrf_field, esc, html, internal_error, message};
+use super::templates::{
+    button_form, internal_error, message, post_form, shown_once, signed_in_page, table,
+};
 use super::tools::CsrfOnly;
 use crate::calendar::rfc3339;
 
 /// Tokens issued on the dashboard live this long.
 pub const TOKEN_TTL_SECONDS: u64 = 3600;
 
+/// The tokens page: the token just issued (once), the form to issue one,
+/// and the active tokens (never their secrets).
 fn listing(dashboard: &Dashboard, session: &Session, shown: Option<(&str, i64)>) -> Response {
     let tokens = dashboard
         .store
         .tokens_of(&session.user_id)
         .unwrap_or_default();
-    let fresh = match shown {
-        Some((token, expires_at)) => format!(
-            r#"<section class="notice" aria-labelledby="new-token"><h2 id="new-token">Your new token</h2>
-<p>Copy it now: it is shown only once. It expires at {}.</p>
-<output class="secret" id="token" aria-label="New API token">{}</output></section>"#,
-            esc(&rfc3339(expires_at)),
-            esc(token)
-        ),
-        None => String::new(),
-    };
-    let rows: String = tokens
+    let rows: Vec<Markup> = tokens
         .iter()
-        .map(|t| {
-            format!(
-                r#"<tr data-token-id="{id}"><td><code>{id}</code></td><td><time datetime="{issued}">{issued}</time></td><td><time datetime="{expires}">{expires}</time></td><td class="actions"><form class="inline" method="post" action="/dashboard/tokens/{id}/revoke">{csrf}<button type="submit" aria-label="Revoke {id}">Revoke</button></form></td></tr>"#,
-                id = esc(&t.id),
-                issued = esc(&rfc3339(t.issued_at)),
-                expires = esc(&rfc3339(t.expires_at)),
-                csrf = csrf_field(session),
-            )
-        })
+        .map(|token| token_row(session, &token.id, token.issued_at, token.expires_at))
         .collect();
-    let table = super::templates::table(
-        "Active tokens",
-        &["Id", "Issued", "Expires", "Actions"],
-        &rows,
-        "You have no active tokens.",
-    );
-    let body = format!(
-        r#"{fresh}<p>An assistant uses an API token as <code>Authorization: Bearer qt_…</code>. Tokens issued here last 60 minutes.</p>
-<form method="post" action="/dashboard/tokens">{csrf}<button type="submit">Issue a token</button></form>
-{table}"#,
-        csrf = csrf_field(session),
-    );
-    html("API tokens", session, &body)
+    let body = html! {
+        @if let Some((token, expires_at)) = shown {
+            (shown_once(
+                "new-token",
+                "Your new token",
+                html! { "Copy it now: it is shown only once. It expires at " (rfc3339(expires_at)) "." },
+                "token",
+                "New API token",
+                token,
+            ))
+        }
+        p {
+            "An assistant uses an API token as " code { "Authorization: Bearer qt_…" }
+            ". Tokens issued here last 60 minutes."
+        }
+        (post_form(session, "/dashboard/tokens", html! {
+            button type="submit" { "Issue a token" }
+        }))
+        (table(
+            "Active tokens",
+            &["Id", "Issued", "Expires", "Actions"],
+            &rows,
+            "You have no active tokens.",
+        ))
+    };
+    signed_in_page("API tokens", session, body)
+}
+
+fn token_row(session: &Session, id: &str, issued_at: i64, expires_at: i64) -> Markup {
+    let (issued, expires) = (rfc3339(issued_at), rfc3339(expires_at));
+    html! {
+        tr data-token-id=(id) {
+            td { code { (id) } }
+            td { time datetime=(issued) { (issued) } }
+            td { time datetime=(expires) { (expires) } }
+            td class="actions" {
+                (button_form(
+                    session,
+                    &format!("/dashboard/tokens/{id}/revoke"),
+                    "Revoke",
+                    &format!("Revoke {id}"),
+                ))
+            }
+        }
+    }
 }
 
 pub async fn page(State(dashboard): State<Arc<Dashboard>>, session: Session) -> Response {

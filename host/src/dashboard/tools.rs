@@ -11,13 +11,16 @@ use axum::Form;
 use axum::extract::{OriginalUri, Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
+use maud::{Markup, html};
 use serde::{Deserialize, Serialize};
 
 use super::session::Session;
 use super::settings::{
     Step, askable, merged_settings, origin_of, settings_step, widen_form_action,
 };
-use super::templates::{csrf_field, esc, html, internal_error, message};
+use super::templates::{
+    button_form, internal_error, message, signed_in_page, status_notice, table,
+};
 use super::{Dashboard, expected_origin, pending};
 use crate::connectors::manifest::{Flow, OAuth, fill_endpoint};
 use crate::oauth::{Outcome, TokenToRevoke};
@@ -104,6 +107,33 @@ pub struct Notice {
     connected: Option<String>,
 }
 
+/// Where a person stands with one tool.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Status {
+    Connected,
+    NeedsReconnect,
+    NotConnected,
+}
+
+impl Status {
+    /// The row's `data-status`, which the stylesheet and the tests read.
+    fn attribute(self) -> &'static str {
+        match self {
+            Status::Connected => "connected",
+            Status::NeedsReconnect => "needs_reconnect",
+            Status::NotConnected => "not_connected",
+        }
+    }
+
+    fn label(self) -> &'static str {
+        match self {
+            Status::Connected => "Connected",
+            Status::NeedsReconnect => "Needs reconnecting",
+            Status::NotConnected => "Not connected",
+        }
+    }
+}
+
 pub async fn page(
     State(dashboard): State<Arc<Dashboard>>,
     session: Session,
@@ -112,76 +142,85 @@ pub async fn page(
     let grants = dashboard.store.grants(&session.user_id).unwrap_or_default();
     let mut connectors = dashboard.registry.list();
     connectors.sort_by(|a, b| a.manifest.id.cmp(&b.manifest.id));
-    let mut rows = String::new();
+    let mut rows = Vec::new();
     let mut origins = vec!["'self'".to_string()];
     for connector in &connectors {
         let id = &connector.manifest.id;
         let oauth = connector.manifest.oauth.as_ref();
         let status = match grants.iter().find(|(c, _)| c == id) {
-            Some((_, grant)) if grant.status == GrantStatus::NeedsReconnect => "needs_reconnect",
-            Some(_) => "connected",
-            None => "not_connected",
-        };
-        let label = match status {
-            "connected" => "Connected",
-            "needs_reconnect" => "Needs reconnecting",
-            _ => "Not connected",
-        };
-        let mut actions = String::new();
-        match refusal(&dashboard, id, oauth) {
-            None => {
-                // Its form leads to the vendor, unless settings come first.
-                let direct = askable(&connector.manifest).next().is_none();
-                if let Some(origin) = oauth
-                    .filter(|_| direct)
-                    .and_then(|o| browser_authorize_url(&dashboard, &o.authorize_url).ok())
-                    .and_then(|u| origin_of(u.as_str()))
-                    && !origins.contains(&origin)
-                {
-                    origins.push(origin);
-                }
-                actions.push_str(&format!(
-                    r#"<form class="inline" method="post" action="/dashboard/tools/{id}/connect">{csrf}<button type="submit" aria-label="{verb} {name}">{verb}</button></form>"#,
-                    id = esc(id),
-                    csrf = csrf_field(&session),
-                    name = esc(id),
-                    verb = if status == "not_connected" { "Connect" } else { "Reconnect" },
-                ));
+            Some((_, grant)) if grant.status == GrantStatus::NeedsReconnect => {
+                Status::NeedsReconnect
             }
-            Some(reason) if status == "not_connected" => {
-                actions.push_str(&format!("<small>{}</small>", esc(&reason)));
+            Some(_) => Status::Connected,
+            None => Status::NotConnected,
+        };
+        let refused = refusal(&dashboard, id, oauth);
+        if refused.is_none() {
+            // Its form leads to the vendor, unless settings come first.
+            let direct = askable(&connector.manifest).next().is_none();
+            if let Some(origin) = oauth
+                .filter(|_| direct)
+                .and_then(|o| browser_authorize_url(&dashboard, &o.authorize_url).ok())
+                .and_then(|u| origin_of(u.as_str()))
+                && !origins.contains(&origin)
+            {
+                origins.push(origin);
             }
-            Some(_) => {}
         }
-        if status != "not_connected" {
-            actions.push_str(&format!(
-                r#" <form class="inline" method="post" action="/dashboard/tools/{id}/disconnect">{csrf}<button type="submit" aria-label="Disconnect {id}">Disconnect</button></form>"#,
-                id = esc(id),
-                csrf = csrf_field(&session),
-            ));
-        }
-        rows.push_str(&format!(
-            r#"<tr data-connector="{id}" data-status="{status}"><td>{id}</td><td>{desc}</td><td>{label}</td><td class="actions">{actions}</td></tr>"#,
-            id = esc(id),
-            desc = esc(&connector.manifest.description),
-        ));
+        let actions = tool_actions(&session, id, status, refused.as_deref());
+        rows.push(html! {
+            tr data-connector=(id) data-status=(status.attribute()) {
+                td { (id) }
+                td { (connector.manifest.description) }
+                td { (status.label()) }
+                td class="actions" { (actions) }
+            }
+        });
     }
-    let notice = notice
-        .connected
-        .map(|c| {
-            format!(
-                r#"<p class="notice" role="status">{} is connected.</p>"#,
-                esc(&c)
-            )
-        })
-        .unwrap_or_default();
-    let body = format!(
-        r#"{notice}<p>Quarry reads these tools on your behalf, with read-only access you grant.</p>
-<table><caption>Your tools</caption><thead><tr><th scope="col">Tool</th><th scope="col">What it searches</th><th scope="col">Status</th><th scope="col">Actions</th></tr></thead><tbody>{rows}</tbody></table>"#
-    );
-    let mut response = html("Connected tools", &session, &body);
+    let body = html! {
+        @if let Some(connected) = &notice.connected {
+            (status_notice(&format!("{connected} is connected.")))
+        }
+        p { "Quarry reads these tools on your behalf, with read-only access you grant." }
+        (table(
+            "Your tools",
+            &["Tool", "What it searches", "Status", "Actions"],
+            &rows,
+            "No tools are installed.",
+        ))
+    };
+    let mut response = signed_in_page("Connected tools", &session, body);
     widen_form_action(&mut response, &origins);
     response
+}
+
+/// A tool's buttons: connect (or reconnect) when the dashboard can, else
+/// why not while it is not connected; disconnect when it is.
+fn tool_actions(session: &Session, id: &str, status: Status, refused: Option<&str>) -> Markup {
+    let connected = status != Status::NotConnected;
+    let verb = if connected { "Reconnect" } else { "Connect" };
+    html! {
+        @match refused {
+            None => (button_form(
+                session,
+                &format!("/dashboard/tools/{id}/connect"),
+                verb,
+                &format!("{verb} {id}"),
+            )),
+            Some(reason) if !connected => small { (reason) },
+            Some(_) => {},
+        }
+        @if connected {
+            // A space, as between words: the forms are inline.
+            " "
+            (button_form(
+                session,
+                &format!("/dashboard/tools/{id}/disconnect"),
+                "Disconnect",
+                &format!("Disconnect {id}"),
+            ))
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -394,24 +433,21 @@ pub async fn disconnect(
         .iter()
         .all(|o| matches!(o, Outcome::Revoked | Outcome::AlreadyInvalid))
     {
-        "Its access was revoked at the vendor and Quarry no longer holds it.".to_string()
+        "Its access was revoked at the vendor and Quarry no longer holds it."
     } else if outcomes.iter().any(|o| matches!(o, Outcome::Unsupported)) {
         "Quarry removed its access; the vendor has no revocation endpoint, so also remove \
          Quarry's access in the tool's own settings."
-            .to_string()
     } else {
         "Quarry removed its access, but the vendor did not confirm the revocation: remove \
          Quarry's access in the tool's own settings to be sure."
-            .to_string()
     };
     tracing::info!(user = %session.user_id, connector = %id, "dashboard: tool disconnected");
-    html(
+    signed_in_page(
         "Disconnected",
         &session,
-        &format!(
-            r#"<p class="notice" role="status">{} is disconnected. {}</p><p><a href="/dashboard/tools">Back to your tools</a></p>"#,
-            esc(&id),
-            esc(&said)
-        ),
+        html! {
+            (status_notice(&format!("{id} is disconnected. {said}")))
+            p { a href="/dashboard/tools" { "Back to your tools" } }
+        },
     )
 }

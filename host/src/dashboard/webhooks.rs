@@ -7,65 +7,85 @@ use axum::Form;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
+use maud::{Markup, html};
 
 use super::Dashboard;
 use super::session::Session;
-use super::templates::{csrf_field, esc, html, internal_error, message};
+use super::templates::{
+    button_form, error_notice, internal_error, message, post_form, shown_once, signed_in_page,
+    table,
+};
 use super::tools::CsrfOnly;
 use crate::calendar::rfc3339;
 use crate::webhooks::{RegisterError, SUBSCRIBABLE};
 
+/// The webhooks page: `notice` (the new secret, or what was wrong), the
+/// form to register one, and the registered ones.
 fn listing(
     dashboard: &Dashboard,
     session: &Session,
-    notice: Option<String>,
+    notice: Option<Markup>,
     status: StatusCode,
 ) -> Response {
     let registrations = dashboard
         .webhooks
         .list(&session.user_id)
         .unwrap_or_default();
-    let rows: String = registrations
+    let rows: Vec<Markup> = registrations
         .iter()
-        .map(|r| {
-            format!(
-                r#"<tr data-webhook-id="{id}"><td><code>{id}</code></td><td>{url}</td><td>{events}</td><td><time datetime="{created}">{created}</time></td><td class="actions"><form class="inline" method="post" action="/dashboard/webhooks/{id}/remove">{csrf}<button type="submit" aria-label="Remove {id}">Remove</button></form></td></tr>"#,
-                id = esc(&r.id),
-                url = esc(&r.url),
-                events = esc(&r.events.join(", ")),
-                created = esc(&rfc3339(r.created_at)),
-                csrf = csrf_field(session),
-            )
-        })
+        .map(|r| webhook_row(session, &r.id, &r.url, &r.events, r.created_at))
         .collect();
-    let table = super::templates::table(
-        "Your webhooks",
-        &["Id", "URL", "Events", "Created", "Actions"],
-        &rows,
-        "You have no webhooks.",
-    );
-    let events: String = SUBSCRIBABLE
-        .iter()
-        .map(|e| {
-            format!(
-                r#"<label><input type="checkbox" name="events" value="{e}" checked> {e}</label>"#,
-                e = esc(e)
-            )
-        })
-        .collect();
-    let body = format!(
-        r#"{notice}<form method="post" action="/dashboard/webhooks">{csrf}
-<label for="url">Endpoint URL (https)</label>
-<input id="url" name="url" type="url" required placeholder="https://example.com/quarry-events">
-<fieldset><legend>Events</legend>{events}</fieldset>
-<p><button type="submit">Register</button></p></form>
-{table}"#,
-        notice = notice.unwrap_or_default(),
-        csrf = csrf_field(session),
-    );
-    let mut response = html("Webhooks", session, &body);
+    let body = html! {
+        @if let Some(notice) = notice {
+            (notice)
+        }
+        (post_form(session, "/dashboard/webhooks", html! {
+            label for="url" { "Endpoint URL (https)" }
+            input id="url" name="url" type="url" required placeholder="https://example.com/quarry-events";
+            fieldset {
+                legend { "Events" }
+                @for event in SUBSCRIBABLE {
+                    label { input type="checkbox" name="events" value=(event) checked; " " (event) }
+                }
+            }
+            p { button type="submit" { "Register" } }
+        }))
+        (table(
+            "Your webhooks",
+            &["Id", "URL", "Events", "Created", "Actions"],
+            &rows,
+            "You have no webhooks.",
+        ))
+    };
+    let mut response = signed_in_page("Webhooks", session, body);
     *response.status_mut() = status;
     response
+}
+
+fn webhook_row(
+    session: &Session,
+    id: &str,
+    url: &str,
+    events: &[String],
+    created_at: i64,
+) -> Markup {
+    let created = rfc3339(created_at);
+    html! {
+        tr data-webhook-id=(id) {
+            td { code { (id) } }
+            td { (url) }
+            td { (events.join(", ")) }
+            td { time datetime=(created) { (created) } }
+            td class="actions" {
+                (button_form(
+                    session,
+                    &format!("/dashboard/webhooks/{id}/remove"),
+                    "Remove",
+                    &format!("Remove {id}"),
+                ))
+            }
+        }
+    }
 }
 
 pub async fn page(State(dashboard): State<Arc<Dashboard>>, session: Session) -> Response {
@@ -94,21 +114,23 @@ pub async fn register(
         .await
     {
         Ok(registration) => {
-            let notice = format!(
-                r#"<section class="notice" aria-labelledby="new-secret"><h2 id="new-secret">Webhook registered</h2>
-<p>Its signing secret, shown only once (events are signed the Standard Webhooks way):</p>
-<output class="secret" id="secret" aria-label="Signing secret">{}</output></section>"#,
-                esc(&registration.secret)
+            let notice = shown_once(
+                "new-secret",
+                "Webhook registered",
+                html! {
+                    "Its signing secret, shown only once (events are signed the Standard \
+                     Webhooks way):"
+                },
+                "secret",
+                "Signing secret",
+                &registration.secret,
             );
             listing(&dashboard, &session, Some(notice), StatusCode::CREATED)
         }
         Err(RegisterError::Invalid(reason)) => listing(
             &dashboard,
             &session,
-            Some(format!(
-                r#"<p class="notice error" role="alert">{}</p>"#,
-                esc(&reason)
-            )),
+            Some(error_notice(&reason)),
             StatusCode::BAD_REQUEST,
         ),
         Err(RegisterError::Internal(error)) => internal_error("registering a webhook", error),

@@ -19,7 +19,7 @@ use anyhow::Result;
 use axum::Extension;
 use axum::extract::{OriginalUri, Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
-use axum::response::{Html, IntoResponse, Redirect, Response};
+use axum::response::{IntoResponse, Redirect, Response};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -203,7 +203,7 @@ pub async fn callback(
 }
 
 fn refuse(dashboard: &Dashboard, status: StatusCode, text: &str) -> Response {
-    (status, Html(login_form(dashboard, "", Some(text)))).into_response()
+    (status, login_form(dashboard, "", Some(text))).into_response()
 }
 
 type Refusal = (StatusCode, String);
