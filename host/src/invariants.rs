@@ -67,9 +67,15 @@ fn only_the_store_touches_redb() {
 #[test]
 fn only_the_store_touches_postgres_and_only_coordination_touches_redis() {
     let outside = naming_outside("tokio_postgres::", "store/");
-    assert!(outside.is_empty(), "PostgreSQL is used outside store/: {outside:?}");
+    assert!(
+        outside.is_empty(),
+        "PostgreSQL is used outside store/: {outside:?}"
+    );
     let outside = naming_outside("redis::", "coordination/");
-    assert!(outside.is_empty(), "Redis is used outside coordination/: {outside:?}");
+    assert!(
+        outside.is_empty(),
+        "Redis is used outside coordination/: {outside:?}"
+    );
 }
 
 fn module_of(relative: &str) -> String {

@@ -122,6 +122,19 @@ fn rate_limiter(config: &Config, store: &Arc<Store>) -> Result<RateLimiter> {
     })
 }
 
+/// This replica's id, kept in its data folder: the same across restarts,
+/// so that a restarted replica recognises the jobs it was running.
+fn replica_id(data_dir: &std::path::Path) -> Result<String> {
+    std::fs::create_dir_all(data_dir)?;
+    let path = data_dir.join("replica-id");
+    if let Ok(id) = std::fs::read_to_string(&path) {
+        return Ok(id.trim().to_string());
+    }
+    let id = format!("rpl_{}", crate::store::random_hex(8));
+    std::fs::write(&path, &id).with_context(|| format!("writing {}", path.display()))?;
+    Ok(id)
+}
+
 async fn assemble(config: &Config) -> Result<App> {
     let store = Arc::new(open_store(config)?);
     let runtime = Runtime::new(RuntimeConfig {
@@ -189,6 +202,7 @@ async fn assemble(config: &Config) -> Result<App> {
         registry.clone(),
         revoker,
         crate::user_data::user_data().copied().collect(),
+        replica_id(&config.data_dir)?,
     )?);
     Ok(App {
         search: Arc::new(Search::new(

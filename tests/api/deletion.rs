@@ -7,8 +7,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use quarry::archive::Archive;
-use quarry::store::{Store, TokenCheck};
+use quarry::store::TokenCheck;
 use quarry_tests::server::{Demo, DemoOptions};
+use quarry_tests::shared;
 use reqwest::Method;
 use serde_json::json;
 
@@ -119,7 +120,10 @@ fn assert_no_plaintext(dir: &Path, traces: &Traces) {
         .collect();
     needles.extend(stretches.iter().map(String::as_bytes));
     for needle in needles {
-        let hits = files_containing(dir, needle);
+        let mut hits = files_containing(dir, needle);
+        if shared::database_holds(dir, needle) {
+            hits.push("the PostgreSQL database".into());
+        }
         assert!(
             hits.is_empty(),
             "{:?} is readable on disk in {hits:?}",
@@ -131,7 +135,7 @@ fn assert_no_plaintext(dir: &Path, traces: &Traces) {
 /// Opens the data folder the way the server does (the server has exited)
 /// and checks that nothing of the user is left in any record.
 async fn assert_nothing_left(dir: &Path, traces: &Traces) {
-    let store = Arc::new(Store::open(dir, None).unwrap());
+    let store = Arc::new(shared::open_store(dir));
     assert_eq!(store.user(&traces.user_id).unwrap(), None, "profile");
     assert!(
         store.data_key(&traces.user_id).is_err(),

@@ -10,6 +10,7 @@
 
 pub mod contract;
 pub mod server;
+pub mod shared;
 pub mod webhook_receiver;
 
 use std::collections::HashSet;

@@ -7,8 +7,8 @@
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
@@ -16,6 +16,7 @@ use reqwest::{Method, StatusCode, Version};
 use serde_json::Value;
 
 use crate::contract;
+use crate::shared::{self, SharedBackend};
 
 /// The connectors the demo connects for both users (sorted by id).
 pub const CONNECTORS: [&str; 15] = [
@@ -50,6 +51,8 @@ pub struct DemoOptions {
     token_ttl_seconds: Option<u64>,
     data_dir: Option<PathBuf>,
     upstream_latency_ms: Option<u64>,
+    shared: Option<Arc<SharedBackend>>,
+    replicas: Option<usize>,
 }
 
 impl DemoOptions {
@@ -83,6 +86,19 @@ impl DemoOptions {
         self
     }
 
+    /// Runs on this PostgreSQL database and Redis prefix (several demos
+    /// on one backend are replicas of one deployment).
+    pub fn shared(mut self, backend: &Arc<SharedBackend>) -> Self {
+        self.shared = Some(backend.clone());
+        self
+    }
+
+    /// `quarry demo --replicas N` (needs a shared backend).
+    pub fn replicas(mut self, count: usize) -> Self {
+        self.replicas = Some(count);
+        self
+    }
+
     pub fn start(self) -> Demo {
         Demo::spawn(self)
     }
@@ -104,6 +120,10 @@ pub struct Demo {
     pub fake_url: String,
     pub fake_client: reqwest::Client,
     pub data_dir: PathBuf,
+    /// Every replica's base URL (the first is `base_url`).
+    pub replicas: Vec<String>,
+    /// The PostgreSQL database and Redis prefix, when not on redb.
+    pub shared: Option<Arc<SharedBackend>>,
     stderr_path: PathBuf,
     // Held for their lifetime: removed when the demo is dropped.
     _temp_data: Option<tempfile::TempDir>,
@@ -204,9 +224,22 @@ pub struct Call<'a> {
     headers: Vec<(HeaderName, HeaderValue)>,
     body: Option<reqwest::Body>,
     http1: bool,
+    /// Which replica answers (the first by default).
+    replica: usize,
 }
 
 impl<'a> Call<'a> {
+    /// Sends the call to replica `index` of the demo (`--replicas`).
+    pub fn on(mut self, index: usize) -> Self {
+        assert!(
+            index < self.demo.replicas.len(),
+            "the demo has {} replicas",
+            self.demo.replicas.len()
+        );
+        self.replica = index;
+        self
+    }
+
     pub fn token(self, token: &str) -> Self {
         self.header("authorization", &format!("Bearer {token}"))
     }
@@ -302,7 +335,8 @@ impl<'a> Call<'a> {
         } else {
             &self.demo.client
         };
-        let mut request = client.request(self.method.clone(), self.demo.url(&self.path));
+        let url = format!("{}{}", self.demo.replicas[self.replica], self.path);
+        let mut request = client.request(self.method.clone(), url);
         for (name, value) in self.headers {
             request = request.header(name, value);
         }
@@ -384,6 +418,18 @@ impl Demo {
         if let Some(ms) = options.upstream_latency_ms {
             command.arg("--upstream-latency-ms").arg(ms.to_string());
         }
+        let shared = options.shared.clone().or_else(|| {
+            shared::requested().then(|| match &options.data_dir {
+                Some(dir) => shared::for_data_dir(dir),
+                None => Arc::new(SharedBackend::create()),
+            })
+        });
+        if let Some(backend) = &shared {
+            command.args(backend.demo_args());
+        }
+        if let Some(count) = options.replicas {
+            command.arg("--replicas").arg(count.to_string());
+        }
         // The test's own environment must not change the server's behaviour.
         for (name, _) in std::env::vars_os() {
             let text = name.to_string_lossy();
@@ -400,6 +446,9 @@ impl Demo {
         command.env("QUARRY_RANKING__SEMANTIC", "false");
         // Where a person runs it: relative defaults resolve from the root.
         command.current_dir(crate::repo_root());
+        for (name, value) in shared.iter().flat_map(|backend| backend.env()) {
+            command.env(name, value);
+        }
         for (name, value) in &options.env {
             command.env(name, value);
         }
@@ -482,6 +531,14 @@ impl Demo {
             .expect("client");
         let fake_url = format!("https://api.github.com:{}", fake_addr.port());
         save_component_cache(&data_dir);
+        let replicas = first["replicas"]
+            .as_array()
+            .map(|all| {
+                all.iter()
+                    .filter_map(|url| Some(url.as_str()?.trim_end_matches('/').to_string()))
+                    .collect()
+            })
+            .unwrap_or_else(|| vec![base_url.clone()]);
         Demo {
             child: Some(child),
             base_url,
@@ -492,6 +549,8 @@ impl Demo {
             fake_url,
             fake_client,
             data_dir,
+            replicas,
+            shared,
             stderr_path,
             _temp_data: temp_data,
             _logs: logs,
@@ -529,6 +588,7 @@ impl Demo {
             headers: Vec::new(),
             body: None,
             http1: false,
+            replica: 0,
         }
     }
 

@@ -1,5 +1,5 @@
-//! The HTTP API: `/v1/...` behind the [`gate`], plus `/healthz` and
-//! `/metrics` outside it. One file per endpoint; the logic lives in the
+//! The HTTP API: `/v1/...` behind the [`gate`], plus `/healthz`
+//! (liveness), `/readyz` (readiness) and `/metrics` outside it. One file per endpoint; the logic lives in the
 //! modules they call.
 
 pub mod deep_search;
@@ -103,6 +103,7 @@ pub fn router(app: App) -> Router {
             "/healthz",
             get(|| async { axum::Json(serde_json::json!({ "status": "ok" })) }),
         )
+        .route("/readyz", get(ready))
         .route("/metrics", get(metrics))
         .merge(oauth::routes())
         .merge(v1)
@@ -123,6 +124,34 @@ fn handlers(endpoint: Endpoint) -> MethodRouter<App> {
         Endpoint::OpenApiJson => get(docs::openapi_json),
         Endpoint::OpenApiYaml => get(docs::openapi_yaml),
         Endpoint::Docs => get(docs::page),
+    }
+}
+
+/// Readiness (for a load balancer): 200 when this replica reaches its
+/// storage and its limits' windows, else 503. `/healthz` is liveness: the
+/// process answers at all.
+async fn ready(State(app): State<App>) -> axum::response::Response {
+    let store = app.store.clone();
+    let storage = tokio::task::spawn_blocking(move || store.read().map(drop))
+        .await
+        .map_err(anyhow::Error::from)
+        .and_then(|reached| reached);
+    let windows = app.limiter.peek("readyz", limits::Bucket::Anonymous).await;
+    let problem = match (storage, windows) {
+        (Ok(()), Ok(_)) => None,
+        (Err(error), _) => Some(format!("storage: {error:#}")),
+        (_, Err(error)) => Some(format!("limits: {error:#}")),
+    };
+    match problem {
+        None => axum::Json(serde_json::json!({ "status": "ready" })).into_response(),
+        Some(problem) => {
+            tracing::warn!(%problem, "not ready");
+            (
+                axum::http::StatusCode::SERVICE_UNAVAILABLE,
+                axum::Json(serde_json::json!({ "status": "unavailable" })),
+            )
+                .into_response()
+        }
     }
 }
 

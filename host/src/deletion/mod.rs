@@ -49,6 +49,16 @@ enum Stage {
     KeyDestroyed,
 }
 
+/// Which unfinished jobs a replica takes over.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Adopt {
+    /// At start: its own (it died running them), every one on an embedded
+    /// store (no other process can run them), and abandoned ones.
+    AtStart,
+    /// Later: only those whose lease ran out.
+    Abandoned,
+}
+
 #[derive(Serialize, Deserialize)]
 struct Job {
     user_id: String,
@@ -62,6 +72,10 @@ struct Job {
     /// Until when the process running the job holds it (Unix seconds).
     #[serde(default)]
     lease_until: i64,
+    /// The replica running it (its id lives in its data folder, so that a
+    /// restarted replica knows its own jobs).
+    #[serde(default)]
+    runner: Option<String>,
 }
 
 /// What a deletion removed: the contract's `details`.
@@ -86,6 +100,8 @@ pub struct Deletions {
     user_data: Vec<UserData>,
     /// Users whose deletion has begun: every request of theirs is refused.
     blocked: RwLock<HashSet<String>>,
+    /// This replica's id (see `Job::runner`).
+    replica: String,
 }
 
 impl Deletions {
@@ -96,6 +112,7 @@ impl Deletions {
         registry: Arc<Registry>,
         revoker: Revoker,
         user_data: Vec<UserData>,
+        replica: String,
     ) -> Result<Deletions> {
         Ok(Deletions {
             store,
@@ -105,6 +122,7 @@ impl Deletions {
             revoker: Arc::new(revoker),
             user_data,
             blocked: RwLock::default(),
+            replica,
         })
     }
 
@@ -137,12 +155,19 @@ impl Deletions {
     }
 
     /// Finishes the deletions a process left midway (at start, before the
-    /// first request is served, and then from time to time): those whose
-    /// lease ran out. A job whose runner is alive is left to it.
+    /// first request is served): every one on an embedded store, which no
+    /// other process can be running; on a shared one, this replica's own
+    /// (it was restarted) and those whose lease ran out (a job whose runner
+    /// is alive is left to it).
     pub async fn finish_unfinished(&self) -> Result<()> {
+        self.adopt_unfinished(Adopt::AtStart).await
+    }
+
+    /// Adopts and finishes the unfinished jobs that `when` allows.
+    async fn adopt_unfinished(&self, when: Adopt) -> Result<()> {
         let jobs = self.store.read()?.all_in(&DELETIONS, ..)?;
         for (user_id, _) in jobs {
-            let Some(job) = self.adopt(&user_id)? else {
+            let Some(job) = self.adopt(&user_id, when)? else {
                 continue;
             };
             self.block(&user_id);
@@ -154,17 +179,21 @@ impl Deletions {
         Ok(())
     }
 
-    /// Takes over a job whose lease ran out, renewing the lease in the same
-    /// commit, so that of several replicas only one adopts it.
-    fn adopt(&self, user_id: &str) -> Result<Option<Job>> {
+    /// Takes over a job that is nobody's (see [`Adopt`]), renewing the
+    /// lease in the same commit, so that of several replicas only one
+    /// adopts it.
+    fn adopt(&self, user_id: &str, when: Adopt) -> Result<Option<Job>> {
         let mut txn = self.store.write()?;
         let Some(mut job) = self.load_in(&txn, user_id)? else {
             return Ok(None);
         };
-        if job.lease_until > now() {
+        let abandoned = job.lease_until <= now()
+            || (when == Adopt::AtStart
+                && (self.store.exclusive() || job.runner.as_deref() == Some(&self.replica)));
+        if !abandoned {
             return Ok(None);
         }
-        tracing::info!(user = user_id, stage = ?job.stage, "adopting an unfinished deletion");
+        tracing::info!(user = user_id, stage = ?job.stage, "resuming a deletion");
         self.save_in(&mut txn, &mut job)?;
         txn.commit()?;
         Ok(Some(job))
@@ -183,7 +212,7 @@ impl Deletions {
         tokio::spawn(async move {
             loop {
                 tokio::time::sleep(SWEEP_EVERY).await;
-                if let Err(error) = deletions.finish_unfinished().await {
+                if let Err(error) = deletions.adopt_unfinished(Adopt::Abandoned).await {
                     tracing::warn!(
                         error = format!("{error:#}"),
                         "finishing abandoned deletions"
@@ -258,6 +287,7 @@ impl Deletions {
             queued: 0,
             targets: self.webhooks.targets_of(user_id)?,
             lease_until: 0,
+            runner: None,
         };
         let mut txn = self.store.write()?;
         self.save_in(&mut txn, &mut job)?;
@@ -342,9 +372,10 @@ impl Deletions {
         ))
     }
 
-    /// Saves the job's progress, renewing its lease.
+    /// Saves the job's progress, renewing this replica's lease on it.
     fn save_in(&self, txn: &mut Writer, job: &mut Job) -> Result<()> {
         job.lease_until = now() + JOB_LEASE_SECONDS;
+        job.runner = Some(self.replica.clone());
         let sealed = self
             .store
             .master()

@@ -42,6 +42,11 @@ impl Backend for Redb {
         let txn = self.db.begin_read()?;
         Ok(txn.list_tables()?.map(|t| t.name().to_string()).collect())
     }
+
+    fn exclusive(&self) -> bool {
+        // redb locks its file: no other process has it open.
+        true
+    }
 }
 
 struct ReadTxn(redb::ReadTransaction);

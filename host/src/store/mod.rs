@@ -101,6 +101,12 @@ impl Store {
         self.backend.spaces()
     }
 
+    /// Whether this process is the only one using the records (the
+    /// embedded backend), rather than one replica of several.
+    pub fn exclusive(&self) -> bool {
+        self.backend.exclusive()
+    }
+
     /// The key that wraps data keys, for records that outlive a user's key.
     pub fn master(&self) -> &MasterKey {
         &self.master

@@ -90,6 +90,10 @@ impl Backend for Postgres {
             Ok(rows.iter().map(|row| row.get(0)).collect())
         })
     }
+
+    fn exclusive(&self) -> bool {
+        false
+    }
 }
 
 /// A connection pool, and the runtime that drives its connections.

@@ -17,6 +17,8 @@ pub struct Demo {
     pub token: String,
     /// The PEM file of the CA that signed the server's certificate.
     pub ca_cert: PathBuf,
+    /// Every replica's base URL (`--replicas`; the first is `base`).
+    pub replicas: Vec<String>,
 }
 
 impl Demo {
@@ -55,7 +57,16 @@ impl Demo {
                 .map(str::to_string)
                 .with_context(|| format!("{pointer} in the demo's first line"))
         };
+        let replicas = started["replicas"]
+            .as_array()
+            .map(|all| {
+                all.iter()
+                    .filter_map(|u| u.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default();
         Ok(Demo {
+            replicas,
             base: field("/base_url")?,
             token: field("/users/0/token")?,
             ca_cert: field("/ca_cert")?.into(),
@@ -65,8 +76,18 @@ impl Demo {
     }
 
     pub fn metrics_url(&self) -> String {
-        self.base.trim_end_matches("/v1").to_string() + "/metrics"
+        metrics_url(&self.base)
     }
+
+    /// The server's process id (for its CPU time).
+    pub fn pid(&self) -> u32 {
+        self.process.id()
+    }
+}
+
+/// The metrics URL beside a replica's base URL.
+pub fn metrics_url(base: &str) -> String {
+    base.trim_end_matches("/v1").to_string() + "/metrics"
 }
 
 impl Drop for Demo {

@@ -6,6 +6,7 @@
 //! cargo run --release -p quarry-bench -- api      # needs target/release/quarry
 //! cargo run --release -p quarry-bench -- archive [10000,100000,1000000]
 //! cargo run --release -p quarry-bench -- embedder [--no-quality]
+//! cargo run --release -p quarry-bench -- scale    # needs target/release/quarry
 //! ```
 //!
 //! Each module's comment says what it measures.
@@ -19,6 +20,7 @@ mod demo;
 mod embedder;
 mod live;
 mod metrics;
+mod scale;
 
 use anyhow::{Result, bail};
 
@@ -48,6 +50,7 @@ async fn main() -> Result<()> {
         "connectors" => connectors::run().await,
         "live" => live::run(&quarry_tests::repo_root()).await,
         "api" => tokio::task::block_in_place(|| api::run(&quarry_tests::repo_root())),
+        "scale" => scale::run(&quarry_tests::repo_root()).await,
         "archive" => {
             let sizes: Vec<usize> = match std::env::args().nth(2) {
                 Some(list) => list.split(',').map(str::parse).collect::<Result<_, _>>()?,
@@ -70,7 +73,9 @@ async fn main() -> Result<()> {
             }
         }
         other => {
-            bail!("unknown benchmark {other:?} (known: connectors, live, api, archive, embedder)")
+            bail!(
+                "unknown benchmark {other:?} (known: connectors, live, api, scale, archive, embedder)"
+            )
         }
     }
 }

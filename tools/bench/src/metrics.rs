@@ -14,7 +14,7 @@ pub fn scrape(url: &str) -> Result<String> {
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
-fn sum_and_count(text: &str, metric: &str, label: &str) -> Option<(f64, f64)> {
+pub fn sum_and_count(text: &str, metric: &str, label: &str) -> Option<(f64, f64)> {
     let value = |suffix: &str| {
         text.lines()
             .find(|l| l.starts_with(&format!("{metric}_{suffix}{{")) && l.contains(label))

@@ -25,6 +25,9 @@ pub trait Backend: Send + Sync {
     fn write(&self) -> Result<Box<dyn RawWrite>>;
     /// The names of the spaces that hold records (for the invariant tests).
     fn spaces(&self) -> Result<Vec<String>>;
+    /// Whether this process is the only one using the records (an embedded
+    /// file), so that any job it finds unfinished at start was abandoned.
+    fn exclusive(&self) -> bool;
 }
 
 /// Raw byte bounds of a scan.
