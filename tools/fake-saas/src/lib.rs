@@ -128,13 +128,22 @@ pub struct RecordedRequest {
     pub received_ms: u64,
 }
 
+/// The value of the first pair named `name`, the name compared without regard to ASCII
+/// case (as header names, and Salesforce's field names).
+pub(crate) fn value_ignoring_case<'a>(
+    pairs: &'a [(String, String)],
+    name: &str,
+) -> Option<&'a str> {
+    pairs
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case(name))
+        .map(|(_, v)| v.as_str())
+}
+
 impl RecordedRequest {
     /// The first value of a header (name compared case-insensitively).
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        value_ignoring_case(&self.headers, name)
     }
 
     /// The body as (lossy) UTF-8.

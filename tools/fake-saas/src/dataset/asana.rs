@@ -115,12 +115,7 @@ fn build() -> Vec<AsanaTask> {
     for d in derived() {
         let s = d.story;
         let slug = d.info.slug.clone();
-        let plan = d
-            .info
-            .notion_url
-            .as_ref()
-            .map(|u| format!("Plan: {u}"))
-            .unwrap_or_default();
+        let plan = d.write_up(|u| format!("Plan: {u}"));
         let eng = engineering(&d);
         let done = !s.open;
         match s.kind {

@@ -81,6 +81,15 @@ impl Derived {
             .collect()
     }
 
+    /// `mention` of the story's Notion write-up, or nothing when it has none.
+    pub fn write_up(&self, mention: impl Fn(&str) -> String) -> String {
+        self.info
+            .notion_url
+            .as_deref()
+            .map(mention)
+            .unwrap_or_default()
+    }
+
     /// A time `offset` seconds after `base`, never past the dataset's end.
     pub fn at(&self, base: i64, offset: i64) -> i64 {
         (base + offset).min(end_limit())
@@ -97,37 +106,7 @@ pub(crate) fn derived() -> Vec<Derived> {
                 .find(|s| s.slug == info.slug)
                 .expect("every story info has its story");
             let slug = info.slug.as_str();
-            let mut times: Vec<(i64, i64)> = Vec::new();
-            times.extend(
-                github_items()
-                    .iter()
-                    .filter(|r| r.story == slug)
-                    .map(|r| (r.created_unix, r.updated_unix)),
-            );
-            times.extend(
-                jira_issues()
-                    .iter()
-                    .filter(|r| r.story == slug)
-                    .map(|r| (r.created_unix, r.updated_unix)),
-            );
-            times.extend(
-                linear_issues()
-                    .iter()
-                    .filter(|r| r.story == slug)
-                    .map(|r| (r.created_unix, r.updated_unix)),
-            );
-            times.extend(
-                notion_pages()
-                    .iter()
-                    .filter(|r| r.story == slug)
-                    .map(|r| (r.created_unix, r.updated_unix)),
-            );
-            times.extend(
-                slack_messages()
-                    .iter()
-                    .filter(|r| r.story == slug)
-                    .map(|r| (r.unix, r.unix)),
-            );
+            let times = record_times(slug);
             let fallback = parse_date(story.date) + 9 * 3600;
             let start = times.iter().map(|t| t.0).min().unwrap_or(fallback);
             let end = times.iter().map(|t| t.1).max().unwrap_or(fallback);
@@ -146,6 +125,33 @@ pub(crate) fn derived() -> Vec<Derived> {
             }
         })
         .collect()
+}
+
+/// When each of the story `slug`'s records in the first five tools was created and
+/// last changed.
+fn record_times(slug: &str) -> Vec<(i64, i64)> {
+    let mut times = Vec::new();
+    let mut add = |story: &str, created: i64, updated: i64| {
+        if story == slug {
+            times.push((created, updated));
+        }
+    };
+    for r in github_items() {
+        add(&r.story, r.created_unix, r.updated_unix);
+    }
+    for r in jira_issues() {
+        add(&r.story, r.created_unix, r.updated_unix);
+    }
+    for r in linear_issues() {
+        add(&r.story, r.created_unix, r.updated_unix);
+    }
+    for r in notion_pages() {
+        add(&r.story, r.created_unix, r.updated_unix);
+    }
+    for m in slack_messages() {
+        add(&m.story, m.unix, m.unix);
+    }
+    times
 }
 
 /// Slack markup to plain text: `<url|label>` → `label (url)`, `<url>` → `url`.

@@ -180,8 +180,47 @@ fn ms(unix: i64) -> String {
     time::rfc3339_millis(unix, 0)
 }
 
-fn record_url(type_id: &str, id: &str) -> String {
-    format!("https://app.hubspot.com/contacts/{HUBSPOT_PORTAL_ID}/record/{type_id}/{id}")
+impl HubspotObject {
+    /// An object with `properties` of its own, then those HubSpot keeps on every object:
+    /// when it was created and last changed, and its id.
+    fn new(
+        object_type: &str,
+        id: String,
+        properties: Vec<(&str, String)>,
+        story: Option<&str>,
+        created: i64,
+        updated: i64,
+    ) -> Self {
+        let type_id = match object_type {
+            "contacts" => "0-1",
+            "companies" => "0-2",
+            "deals" => "0-3",
+            _ => "0-5",
+        };
+        let mut properties: Vec<(String, String)> = properties
+            .into_iter()
+            .map(|(name, value)| (name.to_string(), value))
+            .collect();
+        properties.extend([
+            ("createdate".to_string(), ms(created)),
+            (
+                Self::modified_property(object_type).to_string(),
+                ms(updated),
+            ),
+            ("hs_object_id".to_string(), id.clone()),
+        ]);
+        HubspotObject {
+            object_type: object_type.into(),
+            url: format!(
+                "https://app.hubspot.com/contacts/{HUBSPOT_PORTAL_ID}/record/{type_id}/{id}"
+            ),
+            id,
+            properties,
+            story: story.map(str::to_string),
+            created_unix: created,
+            updated_unix: updated,
+        }
+    }
 }
 
 fn company_id(c: usize) -> String {
@@ -208,32 +247,21 @@ fn build() -> Vec<HubspotObject> {
             format!("{description} Product work: {refs}.")
         };
         let id = (31_000_000_007u64 + i as u64 * 3_001).to_string();
-        let mut properties = vec![
-            ("dealname".to_string(), name.to_string()),
-            ("description".into(), description),
-            ("dealstage".into(), stage.to_string()),
-            ("pipeline".into(), "default".into()),
-            ("amount".into(), amount.to_string()),
-            ("createdate".into(), ms(created)),
-            ("hs_lastmodifieddate".into(), ms(updated)),
-            ("hs_object_id".into(), id.clone()),
-            ("associatedcompanyid".into(), company_id(*customer)),
+        let properties = vec![
+            ("dealname", name.to_string()),
+            ("description", description),
+            ("dealstage", stage.to_string()),
+            ("pipeline", "default".into()),
+            ("amount", amount.to_string()),
         ];
+        let mut deal = HubspotObject::new("deals", id, properties, Some(slug), created, updated);
+        let company = ("associatedcompanyid".to_string(), company_id(*customer));
+        deal.properties.push(company);
         if *stage == "closedwon" {
-            properties.push(("closedate".into(), ms(d.at(d.end, 2 * 86400))));
+            let closed = ("closedate".to_string(), ms(d.at(d.end, 2 * 86400)));
+            deal.properties.push(closed);
         }
-        deals.push((
-            *customer,
-            HubspotObject {
-                object_type: "deals".into(),
-                url: record_url("0-3", &id),
-                id,
-                properties,
-                story: Some(slug.to_string()),
-                created_unix: created,
-                updated_unix: updated,
-            },
-        ));
+        deals.push((*customer, deal));
     }
     let mut tickets = Vec::new();
     for (slug, who, subject, message) in VOICES {
@@ -264,40 +292,20 @@ fn build() -> Vec<HubspotObject> {
             .min(end_limit());
         let id = (1_820_000_003u64 + tickets.len() as u64 * 7_919).to_string();
         let open = d.story.open;
+        let incident = d.story.kind == super::stories::Kind::Incident;
+        let properties = vec![
+            ("subject", format!("{}: {subject}", CUSTOMERS[*customer].0)),
+            ("content", content),
+            ("hs_pipeline", "0".into()),
+            ("hs_pipeline_stage", if open { "3" } else { "4" }.into()),
+            (
+                "hs_ticket_priority",
+                if incident { "HIGH" } else { "MEDIUM" }.into(),
+            ),
+        ];
         tickets.push((
             *customer,
-            HubspotObject {
-                object_type: "tickets".into(),
-                url: record_url("0-5", &id),
-                properties: vec![
-                    (
-                        "subject".to_string(),
-                        format!("{}: {subject}", CUSTOMERS[*customer].0),
-                    ),
-                    ("content".into(), content),
-                    ("hs_pipeline".into(), "0".into()),
-                    (
-                        "hs_pipeline_stage".into(),
-                        if open { "3" } else { "4" }.into(),
-                    ),
-                    (
-                        "hs_ticket_priority".into(),
-                        if d.story.kind == super::stories::Kind::Incident {
-                            "HIGH"
-                        } else {
-                            "MEDIUM"
-                        }
-                        .into(),
-                    ),
-                    ("createdate".into(), ms(created)),
-                    ("hs_lastmodifieddate".into(), ms(updated)),
-                    ("hs_object_id".into(), id.clone()),
-                ],
-                id,
-                story: Some(slug.to_string()),
-                created_unix: created,
-                updated_unix: updated,
-            },
+            HubspotObject::new("tickets", id, properties, Some(slug), created, updated),
         ));
     }
     let last_touch = |customer: usize, fallback: i64| {
@@ -315,26 +323,23 @@ fn build() -> Vec<HubspotObject> {
         let created = parse_date("2025-01-02") + c as i64 * 86400 + 9 * 3600;
         let updated = last_touch(c, created + 86400).max(created);
         let id = company_id(c);
-        out.push(HubspotObject {
-            object_type: "companies".into(),
-            url: record_url("0-2", &id),
-            properties: vec![
-                ("name".to_string(), name.to_string()),
-                ("domain".into(), domain.to_string()),
-                ("industry".into(), industry.to_string()),
-                ("city".into(), city.to_string()),
-                ("country".into(), country.to_string()),
-                ("description".into(), customer.8.to_string()),
-                ("lifecyclestage".into(), "customer".into()),
-                ("createdate".into(), ms(created)),
-                ("hs_lastmodifieddate".into(), ms(updated)),
-                ("hs_object_id".into(), id.clone()),
-            ],
+        let properties = vec![
+            ("name", name.to_string()),
+            ("domain", domain.to_string()),
+            ("industry", industry.to_string()),
+            ("city", city.to_string()),
+            ("country", country.to_string()),
+            ("description", customer.8.to_string()),
+            ("lifecyclestage", "customer".into()),
+        ];
+        out.push(HubspotObject::new(
+            "companies",
             id,
-            story: None,
-            created_unix: created,
-            updated_unix: updated,
-        });
+            properties,
+            None,
+            created,
+            updated,
+        ));
     }
     let people: Vec<(usize, &str, &str, &str)> = CUSTOMERS
         .iter()
@@ -351,25 +356,17 @@ fn build() -> Vec<HubspotObject> {
         } else {
             format!("{}@{}", ascii(&first.to_lowercase()), CUSTOMERS[c].1)
         };
-        out.push(HubspotObject {
-            object_type: "contacts".into(),
-            url: record_url("0-1", &id),
-            properties: vec![
-                ("firstname".to_string(), first.to_string()),
-                ("lastname".into(), last.to_string()),
-                ("email".into(), email),
-                ("jobtitle".into(), title.to_string()),
-                ("company".into(), CUSTOMERS[c].0.to_string()),
-                ("lifecyclestage".into(), "customer".into()),
-                ("createdate".into(), ms(created)),
-                ("lastmodifieddate".into(), ms(updated)),
-                ("hs_object_id".into(), id.clone()),
-            ],
-            id,
-            story: None,
-            created_unix: created,
-            updated_unix: updated,
-        });
+        let properties = vec![
+            ("firstname", first.to_string()),
+            ("lastname", last.to_string()),
+            ("email", email),
+            ("jobtitle", title.to_string()),
+            ("company", CUSTOMERS[c].0.to_string()),
+            ("lifecyclestage", "customer".into()),
+        ];
+        out.push(HubspotObject::new(
+            "contacts", id, properties, None, created, updated,
+        ));
     }
     out.extend(deals.into_iter().map(|(_, o)| o));
     out.extend(tickets.into_iter().map(|(_, o)| o));

@@ -143,12 +143,7 @@ fn build() -> Vec<M365Item> {
         let s = d.story;
         let slug = d.info.slug.clone();
         let refs = refs_line(&d);
-        let notion = d
-            .info
-            .notion_url
-            .as_ref()
-            .map(|u| format!("Write-up in Notion: {u}."))
-            .unwrap_or_default();
+        let notion = d.write_up(|u| format!("Write-up in Notion: {u}."));
         // Documents open with the ticket, so that it is in every summary.
         let key = key_of(&d);
         let tagged = |title: &str| match &key {

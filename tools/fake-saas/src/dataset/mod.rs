@@ -465,34 +465,29 @@ pub(crate) fn uuid(seed: &str) -> String {
     )
 }
 
-/// `Q3 launch plan` → `Q3-launch-plan`.
-pub(crate) fn dashed_title(title: &str) -> String {
+/// `words` joined by dashes (empty ones skipped), up to the first word that would make
+/// the text longer than `max_len`.
+pub(crate) fn dashed<'a>(words: impl IntoIterator<Item = &'a str>, max_len: usize) -> String {
     let mut out = String::new();
-    for part in title.split(|c: char| !c.is_alphanumeric()) {
-        if part.is_empty() {
-            continue;
-        }
-        if !out.is_empty() {
-            out.push('-');
-        }
-        out.push_str(part);
-    }
-    out
-}
-
-fn linear_slug(title: &str) -> String {
-    let s = dashed_title(title).to_lowercase();
-    let mut out = String::new();
-    for w in s.split('-') {
-        if out.len() + w.len() > 60 {
+    for word in words.into_iter().filter(|w| !w.is_empty()) {
+        if out.len() + word.len() > max_len {
             break;
         }
         if !out.is_empty() {
             out.push('-');
         }
-        out.push_str(w);
+        out.push_str(word);
     }
     out
+}
+
+/// `Q3 launch plan` → `Q3-launch-plan`.
+pub(crate) fn dashed_title(title: &str) -> String {
+    dashed(title.split(|c: char| !c.is_alphanumeric()), usize::MAX)
+}
+
+fn linear_slug(title: &str) -> String {
+    dashed(dashed_title(title).to_lowercase().split('-'), 60)
 }
 
 fn notion_url(title: &str, id: &str) -> String {
@@ -552,6 +547,33 @@ fn parse_date(s: &str) -> i64 {
 
 fn slack_ts(unix: i64, seed: &str) -> String {
     format!("{unix}.{:06}", fnv(seed) % 1_000_000)
+}
+
+/// A message `author` wrote in `channel_name` at `unix`, in `story`; `seed` makes its
+/// ids (the same seed, the same ids).
+fn slack_message(
+    channel_name: &str,
+    author: &Person,
+    unix: i64,
+    seed: &str,
+    text: String,
+    story: &str,
+) -> SlackMessage {
+    let (channel_id, channel_name, is_private) = channel(channel_name);
+    let ts = slack_ts(unix, &format!("ts:{seed}"));
+    SlackMessage {
+        iid: uuid(&format!("slack-iid:{seed}")),
+        permalink: permalink(channel_id, &ts),
+        ts,
+        channel_id: channel_id.into(),
+        channel_name: channel_name.into(),
+        is_private,
+        user_id: author.slack_id.clone(),
+        username: author.slack_username.clone(),
+        text,
+        story: story.into(),
+        unix,
+    }
 }
 
 fn permalink(channel_id: &str, ts: &str) -> String {
@@ -735,27 +757,22 @@ fn build() -> Built {
             if text.contains("{notion}") && first_notion_mention.is_none() {
                 first_notion_mention = Some(t);
             }
-            let (cid, cname, private) = channel(chan_name);
-            let ts = slack_ts(t, &format!("ts:{}:{i}", s.slug));
-            let p = &people[*who];
-            let link = permalink(cid, &ts);
-            permalinks.push(link.clone());
-            slack.push(SlackMessage {
-                iid: uuid(&format!("slack-iid:{}:{i}", s.slug)),
-                ts,
-                channel_id: cid.into(),
-                channel_name: cname.into(),
-                is_private: private,
-                user_id: p.slack_id.clone(),
-                username: p.slack_username.clone(),
-                text: expand(text, s, &keys, &linear_url),
-                permalink: link,
-                story: s.slug.into(),
-                unix: t,
-            });
+            let text = expand(text, s, &keys, &linear_url);
+            let seed = format!("{}:{i}", s.slug);
+            let message = slack_message(chan_name, &people[*who], t, &seed, text, s.slug);
+            permalinks.push(message.permalink.clone());
+            slack.push(message);
         }
 
         let open = s.open;
+        // An open ticket last changed at the story's end, a closed one `delay` after.
+        let last_change = |delay: i64| {
+            if open {
+                end
+            } else {
+                (end + delay).min(end_limit)
+            }
+        };
         // Records exist before the first Slack message that links them.
         let created_before = |default: i64, placeholders: &[&str]| -> i64 {
             said.iter()
@@ -779,11 +796,7 @@ fn build() -> Built {
         // Jira.
         if let Some((n, key)) = &jira_key {
             let created = created_before(t0 + 1200, &["{jira}", "{ticket}"]);
-            let updated = if open {
-                end
-            } else {
-                (end + 3600).min(end_limit)
-            };
+            let updated = last_change(3600);
             let mut desc = vec![s.desc.to_string()];
             if let Some((_, url)) = &issue {
                 desc.push(format!("GitHub issue: {url}"));
@@ -839,11 +852,7 @@ fn build() -> Built {
                     &["{linear}", "{ticket}"]
                 },
             );
-            let updated = if open {
-                end
-            } else {
-                (end + 1800).min(end_limit)
-            };
+            let updated = last_change(1800);
             let mut desc = vec![s.desc.to_string()];
             if let Some((_, key)) = &jira_key {
                 desc.push(format!("Jira: [{key}]({})", jira_url(key)));
@@ -1060,22 +1069,9 @@ fn build() -> Built {
 
     for (i, (at, chan, who, text)) in CHATTER.iter().enumerate() {
         let t = parse_date(at) + (fnv(&format!("chatter:{i}")) % 59) as i64;
-        let (cid, cname, private) = channel(chan);
-        let ts = slack_ts(t, &format!("ts:chatter:{i}"));
-        let p = &people[*who];
-        slack.push(SlackMessage {
-            iid: uuid(&format!("slack-iid:chatter:{i}")),
-            permalink: permalink(cid, &ts),
-            ts,
-            channel_id: cid.into(),
-            channel_name: cname.into(),
-            is_private: private,
-            user_id: p.slack_id.clone(),
-            username: p.slack_username.clone(),
-            text: text.to_string(),
-            story: "chatter".into(),
-            unix: t,
-        });
+        let seed = format!("chatter:{i}");
+        let message = slack_message(chan, &people[*who], t, &seed, text.to_string(), "chatter");
+        slack.push(message);
     }
 
     github.sort_by(|a, b| a.repo.cmp(&b.repo).then(a.number.cmp(&b.number)));
@@ -1152,27 +1148,19 @@ mod tests {
 
     #[test]
     fn records_exist_before_messages_link_them() {
-        let mut created: Vec<(String, i64)> = Vec::new();
-        created.extend(
-            github_items()
-                .iter()
-                .map(|r| (r.html_url.clone(), r.created_unix)),
-        );
-        created.extend(
-            jira_issues()
-                .iter()
-                .map(|r| (r.url.clone(), r.created_unix)),
-        );
-        created.extend(
-            linear_issues()
-                .iter()
-                .map(|r| (r.url.clone(), r.created_unix)),
-        );
-        created.extend(
-            notion_pages()
-                .iter()
-                .map(|r| (r.url.clone(), r.created_unix)),
-        );
+        let mut created: Vec<(&str, i64)> = Vec::new();
+        for r in github_items() {
+            created.push((&r.html_url, r.created_unix));
+        }
+        for r in jira_issues() {
+            created.push((&r.url, r.created_unix));
+        }
+        for r in linear_issues() {
+            created.push((&r.url, r.created_unix));
+        }
+        for r in notion_pages() {
+            created.push((&r.url, r.created_unix));
+        }
         for m in slack_messages() {
             for (url, t) in &created {
                 if m.text.contains(&format!("<{url}|")) || m.text.contains(&format!("<{url}>")) {

@@ -43,10 +43,7 @@ pub struct SalesforceRecord {
 impl SalesforceRecord {
     /// A field by API name (case-insensitive, as in Salesforce).
     pub fn field(&self, name: &str) -> Option<&str> {
-        self.fields
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        crate::value_ignoring_case(&self.fields, name)
     }
 
     /// The text fields a search looks in ("IN ALL FIELDS").
@@ -175,12 +172,7 @@ fn build() -> Vec<SalesforceRecord> {
             });
         }
         if s.kind == Kind::Incident {
-            let postmortem = d
-                .info
-                .notion_url
-                .as_ref()
-                .map(|u| format!(" Post-mortem: {u}."))
-                .unwrap_or_default();
+            let postmortem = d.write_up(|u| format!(" Post-mortem: {u}."));
             for c in hit_by(&slug, d.h) {
                 let created = d.start + 4 * 3600 + (c as i64 * 611);
                 cases.push(CaseDraft {

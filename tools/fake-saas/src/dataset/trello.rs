@@ -98,21 +98,11 @@ pub fn member_id(person: &Person) -> String {
 }
 
 fn slug(name: &str) -> String {
-    let mut out = String::new();
-    for part in name
-        .to_lowercase()
-        .split(|c: char| !c.is_ascii_alphanumeric())
-        .filter(|p| !p.is_empty())
-    {
-        if out.len() + part.len() > 80 {
-            break;
-        }
-        if !out.is_empty() {
-            out.push('-');
-        }
-        out.push_str(part);
-    }
-    out
+    super::dashed(
+        name.to_lowercase()
+            .split(|c: char| !c.is_ascii_alphanumeric()),
+        80,
+    )
 }
 
 struct Draft {
@@ -143,12 +133,7 @@ fn build() -> Vec<TrelloCard> {
         } else {
             format!("**Engineering:** {refs}.")
         };
-        let notion = d
-            .info
-            .notion_url
-            .as_ref()
-            .map(|u| format!("**Write-up:** {u}"))
-            .unwrap_or_default();
+        let notion = d.write_up(|u| format!("**Write-up:** {u}"));
         let stage = if s.open { 1 } else { 2 };
         let join = |parts: Vec<String>| {
             parts
