@@ -6,11 +6,14 @@ use std::time::{Duration, Instant};
 use fake_saas::dataset;
 use fake_saas::search::Query;
 use fake_saas::{FakeSaas, Fault};
-use reqwest::{Client, StatusCode};
+use reqwest::{Client, Method, StatusCode};
 
 mod common;
 
-use common::{access_token, client_for, get_status, json_of, revoke_by_form, start};
+use common::{
+    Caller, access_token, client_for, consent_code, get_json, get_status, json_of, redirect_param,
+    revoke_by_form, send, start,
+};
 use serde_json::{Value, json};
 
 // ------------------------------------------------------------------------------------ TLS
@@ -18,40 +21,32 @@ use serde_json::{Value, json};
 #[tokio::test]
 async fn serves_every_host_over_h2_and_http1() {
     let (fake, client) = start().await;
-    let r = client
+    let github = Caller::new(&client, "fake-github-alice");
+    let r = github
         .get("https://api.github.com/search/issues?q=checkout")
-        .bearer_auth("fake-github-alice")
-        .send()
-        .await
-        .unwrap();
+        .await;
     assert_eq!(r.status(), 200);
     assert_eq!(r.version(), reqwest::Version::HTTP_2);
 
-    let h1 = client_for(&fake, true);
-    let r = h1
-        .post("https://slack.com/api/search.messages")
-        .bearer_auth("fake-slack-bob")
-        .form(&[("query", "invoice retry")])
-        .send()
-        .await
-        .unwrap();
+    let slack_over_h1 = Caller::new(&client_for(&fake, true), "fake-slack-bob");
+    let r = slack_over_h1
+        .post_form(
+            "https://slack.com/api/search.messages",
+            &[("query", "invoice retry")],
+        )
+        .await;
     assert_eq!(r.version(), reqwest::Version::HTTP_11);
     assert_eq!(json_of(r).await["ok"], true);
 
+    let anyone = Caller::anonymous(&client);
     for host in FakeSaas::hosts() {
-        let r = client
-            .get(format!("https://{host}/_fake/health"))
-            .send()
-            .await
-            .unwrap();
+        let r = anyone.get(format!("https://{host}/_fake/health")).await;
         assert_eq!(r.status(), 200, "{host}");
     }
     // Every host plays its vendor now: Graph without a token is Graph's 401.
-    let r = client
+    let r = anyone
         .post("https://graph.microsoft.com/v1.0/search/query")
-        .send()
-        .await
-        .unwrap();
+        .await;
     assert_eq!(r.status(), 401);
     assert_eq!(
         json_of(r).await["error"]["code"],
@@ -66,13 +61,30 @@ async fn serves_every_host_over_h2_and_http1() {
 
 // --------------------------------------------------------------------------------- GitHub
 
-fn github_expected(q: &str, filter: impl Fn(&dataset::GithubItem) -> bool) -> HashSet<String> {
-    let query = Query::parse(q);
-    dataset::github_items()
-        .iter()
-        .filter(|i| filter(i) && query.matches_text(&format!("{}\n{}", i.title, i.body)))
-        .map(|i| i.html_url.clone())
+/// What a search for `terms` should find among `records`: the key of each record whose
+/// text matches.
+fn matching<'a, R: 'a>(
+    records: impl IntoIterator<Item = &'a R>,
+    terms: &str,
+    text: impl Fn(&R) -> String,
+    key: impl Fn(&R) -> String,
+) -> HashSet<String> {
+    let query = Query::parse(terms);
+    records
+        .into_iter()
+        .filter(|r| query.matches_text(&text(r)))
+        .map(key)
         .collect()
+}
+
+fn github_expected(q: &str, filter: impl Fn(&dataset::GithubItem) -> bool) -> HashSet<String> {
+    let items = dataset::github_items().iter().filter(|i| filter(i));
+    matching(
+        items,
+        q,
+        |i| format!("{}\n{}", i.title, i.body),
+        |i| i.html_url.clone(),
+    )
 }
 
 fn next_link(r: &reqwest::Response) -> Option<String> {
@@ -91,18 +103,16 @@ async fn github_search_pages_and_filters() {
     });
     assert!(expected.len() > 4, "{expected:?}");
 
+    let alice = Caller::new(&client, "fake-github-alice");
+    let versioned = alice
+        .clone()
+        .with_header("X-GitHub-Api-Version", "2022-11-28")
+        .with_header("Accept", "application/vnd.github+json");
     let mut url = "https://api.github.com/search/issues?q=checkout%20timeout%20is%3Aissue%20repo%3Aacme%2Fshop&per_page=3&page=1&sort=updated&order=desc".to_string();
     let mut seen = HashSet::new();
     let mut pages = 0;
     loop {
-        let r = client
-            .get(&url)
-            .bearer_auth("fake-github-alice")
-            .header("X-GitHub-Api-Version", "2022-11-28")
-            .header("Accept", "application/vnd.github+json")
-            .send()
-            .await
-            .unwrap();
+        let r = versioned.get(&url).await;
         assert_eq!(r.status(), 200);
         assert_eq!(r.headers()["x-ratelimit-resource"], "search");
         let next = next_link(&r);
@@ -133,62 +143,38 @@ async fn github_search_pages_and_filters() {
     assert!(pages >= 2);
 
     // The best match ranks first: the issue with both terms in its title.
-    let r = client
-        .get("https://api.github.com/search/issues")
-        .query(&[
-            ("q", "checkout times out 50 items is:issue"),
-            ("per_page", "5"),
-        ])
-        .bearer_auth("fake-github-bob")
-        .send()
-        .await
-        .unwrap();
-    let body = json_of(r).await;
+    let search = "https://api.github.com/search/issues";
+    let best_first = [
+        ("q", "checkout times out 50 items is:issue"),
+        ("per_page", "5"),
+    ];
+    let bob = Caller::new(&client, "fake-github-bob");
+    let body = json_of(bob.get_with(search, &best_first).await).await;
     assert_eq!(
         body["items"][0]["title"],
         "Checkout times out with more than 50 items"
     );
 
     // PRs carry pull_request.html_url and mention the Jira key.
-    let r = client
-        .get("https://api.github.com/search/issues")
-        .query(&[("q", "invoice retry idempotent is:pr")])
-        .bearer_auth("fake-github-alice")
-        .send()
-        .await
-        .unwrap();
-    let body = json_of(r).await;
+    let prs = [("q", "invoice retry idempotent is:pr")];
+    let body = json_of(alice.get_with(search, &prs).await).await;
     let pr = &body["items"][0];
-    assert!(
-        pr["pull_request"]["html_url"]
-            .as_str()
-            .unwrap()
-            .contains("/pull/")
-    );
+    let pr_url = pr["pull_request"]["html_url"].as_str().unwrap();
+    assert!(pr_url.contains("/pull/"));
     let story = dataset::stories()
         .iter()
         .find(|s| s.slug == "invoice-retry-double-charge")
         .unwrap();
     assert_eq!(pr["html_url"].as_str(), story.github_pr_url.as_deref());
-    assert!(
-        pr["title"]
-            .as_str()
-            .unwrap()
-            .starts_with(story.jira_key.as_deref().unwrap())
-    );
+    let title = pr["title"].as_str().unwrap();
+    assert!(title.starts_with(story.jira_key.as_deref().unwrap()));
 
     // Time qualifiers.
-    let r = client
-        .get("https://api.github.com/search/issues")
-        .query(&[
-            ("q", "checkout updated:>=2026-01-01 updated:<=2026-06-30"),
-            ("per_page", "100"),
-        ])
-        .bearer_auth("fake-github-alice")
-        .send()
-        .await
-        .unwrap();
-    let body = json_of(r).await;
+    let first_half_of_2026 = [
+        ("q", "checkout updated:>=2026-01-01 updated:<=2026-06-30"),
+        ("per_page", "100"),
+    ];
+    let body = json_of(alice.get_with(search, &first_half_of_2026).await).await;
     let expected = github_expected("checkout", |i| {
         i.updated_at.as_str() >= "2026-01-01" && i.updated_at.as_str() < "2026-07-01"
     });
@@ -206,41 +192,25 @@ async fn github_search_pages_and_filters() {
 #[tokio::test]
 async fn github_rejections() {
     let (fake, client) = start().await;
-    let r = client
-        .get("https://api.github.com/search/issues?q=x")
-        .send()
-        .await
-        .unwrap();
+    let search = "https://api.github.com/search/issues?q=x";
+    let r = Caller::anonymous(&client).get(search).await;
     assert_eq!(r.status(), 401);
     let b = json_of(r).await;
     assert_eq!(b["message"], "Bad credentials");
     assert_eq!(b["status"], "401");
     assert!(b["documentation_url"].is_string());
 
-    let r = client
-        .get("https://api.github.com/search/issues?q=x")
-        .bearer_auth("fake-slack-alice")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 401);
+    let not_github = get_status(&client, search, "fake-slack-alice").await;
+    assert_eq!(not_github, 401);
 
-    let r = client
-        .get("https://api.github.com/search/issues?q=x")
-        .bearer_auth("fake-github-alice")
-        .header("X-GitHub-Api-Version", "2021-01-01")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 400);
+    let alice = Caller::new(&client, "fake-github-alice");
+    let old_version = alice
+        .clone()
+        .with_header("X-GitHub-Api-Version", "2021-01-01");
+    assert_eq!(old_version.get(search).await.status(), 400);
 
-    let r = client
-        .get("https://api.github.com/search/issues")
-        .bearer_auth("fake-github-alice")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 422);
+    let no_query = alice.get("https://api.github.com/search/issues").await;
+    assert_eq!(no_query.status(), 422);
 
     let no_ua = Client::builder()
         .add_root_certificate(
@@ -249,12 +219,7 @@ async fn github_rejections() {
         .resolve("api.github.com", fake.addr())
         .build()
         .unwrap();
-    let r = no_ua
-        .get("https://api.github.com/search/issues?q=x")
-        .bearer_auth("fake-github-alice")
-        .send()
-        .await
-        .unwrap();
+    let r = Caller::new(&no_ua, "fake-github-alice").get(search).await;
     assert_eq!(r.status(), 403);
     fake.shutdown().await;
 }
@@ -264,27 +229,26 @@ async fn github_rejections() {
 #[tokio::test]
 async fn slack_search_messages() {
     let (fake, client) = start().await;
-    let query = Query::parse("invoice retry");
-    let expected: HashSet<String> = dataset::slack_messages()
-        .iter()
-        .filter(|m| query.matches_text(&m.text))
-        .map(|m| m.permalink.clone())
-        .collect();
+    let messages = dataset::slack_messages();
+    let expected = matching(
+        messages,
+        "invoice retry",
+        |m| m.text.clone(),
+        |m| m.permalink.clone(),
+    );
     assert!(expected.len() > 3);
+    let search = "https://slack.com/api/search.messages";
+    let alice = Caller::new(&client, "fake-slack-alice");
     let mut seen = HashSet::new();
     let mut page = 1;
     loop {
-        let r = client
-            .get("https://slack.com/api/search.messages")
-            .query(&[
-                ("query", "invoice retry"),
-                ("count", "3"),
-                ("page", &page.to_string()),
-            ])
-            .bearer_auth("fake-slack-alice")
-            .send()
-            .await
-            .unwrap();
+        let page_param = page.to_string();
+        let params = [
+            ("query", "invoice retry"),
+            ("count", "3"),
+            ("page", &page_param),
+        ];
+        let r = alice.get_with(search, &params).await;
         assert_eq!(r.status(), 200);
         let b = json_of(r).await;
         assert_eq!(b["ok"], true);
@@ -317,85 +281,57 @@ async fn slack_search_messages() {
     assert_eq!(seen, expected);
 
     // The fixture's message is there, with in: and from: filters.
-    let r = client
-        .post("https://slack.com/api/search.messages")
-        .bearer_auth("fake-slack-bob")
-        .form(&[(
-            "query",
-            "invoice retry job paused until Monday in:#billing-eng from:@priya",
-        )])
-        .send()
-        .await
-        .unwrap();
+    let fixture = [(
+        "query",
+        "invoice retry job paused until Monday in:#billing-eng from:@priya",
+    )];
+    let r = Caller::new(&client, "fake-slack-bob")
+        .post_form(search, &fixture)
+        .await;
     let b = json_of(r).await;
     let first = &b["messages"]["matches"][0];
     assert_eq!(first["text"], "The invoice retry job is paused until Monday. I filed <https://acme.atlassian.net/browse/ACME-125|ACME-125>.".replace("ACME-125", dataset::stories().iter().find(|s| s.slug == "invoice-retry-double-charge").unwrap().jira_key.as_deref().unwrap()));
     assert_eq!(first["channel"]["id"], "C024BE91L");
     assert_eq!(first["user"], "U061F7AUR");
-    assert!(
-        b["messages"]["matches"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .all(|m| m["username"] == "priya")
-    );
+    let matches = b["messages"]["matches"].as_array().unwrap();
+    assert!(matches.iter().all(|m| m["username"] == "priya"));
 
-    let r = client
-        .get("https://slack.com/api/search.messages?query=x")
-        .bearer_auth("nope")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 200);
-    assert_eq!(
-        json_of(r).await,
-        json!({"ok": false, "error": "invalid_auth"})
-    );
-    let r = client
-        .get("https://slack.com/api/search.messages?query=x")
-        .send()
-        .await
-        .unwrap();
+    let (status, body) = get_json(&client, format!("{search}?query=x"), "nope").await;
+    assert_eq!(status, 200);
+    assert_eq!(body, json!({"ok": false, "error": "invalid_auth"}));
+    let r = Caller::anonymous(&client)
+        .get(format!("{search}?query=x"))
+        .await;
     assert_eq!(json_of(r).await["error"], "invalid_auth");
     fake.shutdown().await;
 }
 
 // --------------------------------------------------------------------------------- Notion
 
+/// The plain-text title of a page in Notion's answer.
+fn notion_title(page: &Value) -> &str {
+    page["properties"]["title"]["title"][0]["plain_text"]
+        .as_str()
+        .unwrap()
+}
+
 #[tokio::test]
 async fn notion_search_and_blocks() {
     let (fake, client) = start().await;
-    let search = |body: Value| {
-        client
-            .post("https://api.notion.com/v1/search")
-            .bearer_auth("fake-notion-alice")
-            .header("Notion-Version", "2025-09-03")
-            .json(&body)
-            .send()
-    };
-    let b = json_of(
+    let search_url = "https://api.notion.com/v1/search";
+    let alice = Caller::new(&client, "fake-notion-alice");
+    let notion = alice.clone().with_header("Notion-Version", "2025-09-03");
+    let search = |body| notion.post_for_json(search_url, body);
+    let (_, b) =
         search(json!({"query": "launch plan", "filter": {"property": "object", "value": "page"}}))
-            .await
-            .unwrap(),
-    )
-    .await;
-    let titles: Vec<&str> = b["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| {
-            p["properties"]["title"]["title"][0]["plain_text"]
-                .as_str()
-                .unwrap()
-        })
-        .collect();
+            .await;
+    let results = b["results"].as_array().unwrap();
+    let titles: Vec<&str> = results.iter().map(notion_title).collect();
     assert!(titles.contains(&"Q3 launch plan"), "{titles:?}");
     assert_eq!(b["type"], "page_or_data_source");
-    let q3 = b["results"]
-        .as_array()
-        .unwrap()
+    let q3 = results
         .iter()
-        .find(|p| p["properties"]["title"]["title"][0]["plain_text"] == "Q3 launch plan")
+        .find(|p| notion_title(p) == "Q3 launch plan")
         .unwrap();
     let id = q3["id"].as_str().unwrap();
     assert_eq!(
@@ -409,7 +345,7 @@ async fn notion_search_and_blocks() {
     assert_eq!(q3["parent"]["workspace"], true);
 
     // Titles only: "PagerDuty" is only in page bodies.
-    let b = json_of(search(json!({"query": "PagerDuty"})).await.unwrap()).await;
+    let (_, b) = search(json!({"query": "PagerDuty"})).await;
     assert_eq!(b["results"].as_array().unwrap().len(), 0);
 
     // Cursor pagination over every page.
@@ -421,7 +357,7 @@ async fn notion_search_and_blocks() {
         if let Some(c) = &cursor {
             body["start_cursor"] = json!(c);
         }
-        let b = json_of(search(body).await.unwrap()).await;
+        let (_, b) = search(body).await;
         for p in b["results"].as_array().unwrap() {
             assert!(seen.insert(p["id"].as_str().unwrap().to_string()));
         }
@@ -435,6 +371,7 @@ async fn notion_search_and_blocks() {
 
     // Blocks of the Q3 plan, two pages.
     let page = dataset::notion_pages().iter().find(|p| p.id == id).unwrap();
+    let bob = Caller::new(&client, "fake-notion-bob").with_header("Notion-Version", "2022-06-28");
     let mut texts = Vec::new();
     let mut cursor: Option<String> = None;
     loop {
@@ -445,57 +382,29 @@ async fn notion_search_and_blocks() {
         if let Some(c) = &cursor {
             url.push_str(&format!("&start_cursor={c}"));
         }
-        let b = json_of(
-            client
-                .get(&url)
-                .bearer_auth("fake-notion-bob")
-                .header("Notion-Version", "2022-06-28")
-                .send()
-                .await
-                .unwrap(),
-        )
-        .await;
+        let b = json_of(bob.get(&url).await).await;
         for blk in b["results"].as_array().unwrap() {
             let t = blk["type"].as_str().unwrap();
             assert!(["paragraph", "heading_2", "bulleted_list_item"].contains(&t));
-            texts.push(
-                blk[t]["rich_text"][0]["plain_text"]
-                    .as_str()
-                    .unwrap()
-                    .to_string(),
-            );
+            let text = blk[t]["rich_text"][0]["plain_text"].as_str().unwrap();
+            texts.push(text.to_string());
         }
         if b["has_more"] == false {
             break;
         }
         cursor = Some(b["next_cursor"].as_str().unwrap().to_string());
     }
-    assert_eq!(
-        texts,
-        page.blocks
-            .iter()
-            .map(|b| b.text.clone())
-            .collect::<Vec<_>>()
-    );
+    let written: Vec<String> = page.blocks.iter().map(|b| b.text.clone()).collect();
+    assert_eq!(texts, written);
 
-    let r = client
-        .post("https://api.notion.com/v1/search")
-        .bearer_auth("fake-notion-alice")
-        .json(&json!({}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 400);
-    assert_eq!(json_of(r).await["code"], "missing_version");
-    let r = client
-        .post("https://api.notion.com/v1/search")
-        .header("Notion-Version", "2025-09-03")
-        .json(&json!({}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 401);
-    let b = json_of(r).await;
+    let (status, b) = alice.post_for_json(search_url, json!({})).await;
+    assert_eq!(status, 400);
+    assert_eq!(b["code"], "missing_version");
+    let (status, b) = Caller::anonymous(&client)
+        .with_header("Notion-Version", "2025-09-03")
+        .post_for_json(search_url, json!({}))
+        .await;
+    assert_eq!(status, 401);
     assert_eq!(b["object"], "error");
     assert_eq!(b["code"], "unauthorized");
     assert_eq!(b["message"], "API token is invalid.");
@@ -507,45 +416,36 @@ async fn notion_search_and_blocks() {
 #[tokio::test]
 async fn linear_graphql() {
     let (fake, client) = start().await;
+    let graphql = "https://api.linear.app/graphql";
     let query = "query Search($term: String!, $first: Int, $after: String) {
         searchIssues(term: $term, first: $first, after: $after) {
           nodes { id identifier title description url createdAt updatedAt creator { name } state { name } }
           pageInfo { hasNextPage endCursor }
         }
       }";
-    let q = Query::parse("checkout");
-    let expected: HashSet<String> = dataset::linear_issues()
-        .iter()
-        .filter(|i| q.matches_text(&format!("{}\n{}", i.title, i.description)))
-        .map(|i| i.url.clone())
-        .collect();
+    let expected = matching(
+        dataset::linear_issues(),
+        "checkout",
+        |i| format!("{}\n{}", i.title, i.description),
+        |i| i.url.clone(),
+    );
     assert!(expected.len() >= 3);
+    let alice = Caller::new(&client, "fake-linear-alice");
     let mut after = Value::Null;
     let mut seen = HashSet::new();
     loop {
-        let b = json_of(
-            client
-                .post("https://api.linear.app/graphql")
-                .bearer_auth("fake-linear-alice")
-                .json(&json!({"query": query, "variables": {"term": "checkout", "first": 2, "after": after}}))
-                .send()
-                .await
-                .unwrap(),
-        )
-        .await;
+        let variables = json!({"term": "checkout", "first": 2, "after": after});
+        let request = json!({"query": query, "variables": variables});
+        let (_, b) = alice.post_for_json(graphql, request).await;
         let s = &b["data"]["searchIssues"];
         for n in s["nodes"].as_array().unwrap() {
             assert!(n["identifier"].as_str().unwrap().starts_with("ENG-"));
-            assert!(
-                n["url"]
-                    .as_str()
-                    .unwrap()
-                    .starts_with("https://linear.app/acme/issue/ENG-")
-            );
+            let url = n["url"].as_str().unwrap();
+            assert!(url.starts_with("https://linear.app/acme/issue/ENG-"));
             assert!(n["creator"]["name"].is_string());
             assert!(n["state"]["name"].is_string());
             assert!(n.get("priority").is_none(), "only the selected fields");
-            seen.insert(n["url"].as_str().unwrap().to_string());
+            seen.insert(url.to_string());
         }
         if s["pageInfo"]["hasNextPage"] == false {
             break;
@@ -555,16 +455,9 @@ async fn linear_graphql() {
     assert_eq!(seen, expected);
 
     // Inline literal arguments.
-    let b = json_of(
-        client
-            .post("https://api.linear.app/graphql")
-            .bearer_auth("fake-linear-bob")
-            .json(&json!({"query": "{ searchIssues(term: \"Android 15 crash\", first: 1) { nodes { identifier title } } }"}))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let inline = json!({"query": "{ searchIssues(term: \"Android 15 crash\", first: 1) { nodes { identifier title } } }"});
+    let bob = Caller::new(&client, "fake-linear-bob");
+    let (_, b) = bob.post_for_json(graphql, inline).await;
     assert_eq!(
         b["data"]["searchIssues"]["nodes"][0]["title"],
         "Mobile app crashes on Android 15 when opening order history"
@@ -572,35 +465,21 @@ async fn linear_graphql() {
 
     // Mutations are refused, but recorded.
     fake.clear_requests();
-    let r = client
-        .post("https://api.linear.app/graphql")
-        .bearer_auth("fake-linear-alice")
-        .json(&json!({"query": "mutation { issueDelete(id: \"x\") { success } }"}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 400);
-    assert!(
-        json_of(r).await["errors"][0]["message"]
-            .as_str()
-            .unwrap()
-            .contains("mutation")
-    );
+    let mutation = json!({"query": "mutation { issueDelete(id: \"x\") { success } }"});
+    let (status, b) = alice.post_for_json(graphql, mutation).await;
+    assert_eq!(status, 400);
+    let message = b["errors"][0]["message"].as_str().unwrap();
+    assert!(message.contains("mutation"));
     let reqs = fake.requests();
     assert_eq!(reqs.len(), 1);
     assert!(reqs[0].body_text().contains("issueDelete"));
 
-    let r = client
-        .post("https://api.linear.app/graphql")
-        .json(&json!({"query": "{ viewer { id } }"}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 401);
-    assert_eq!(
-        json_of(r).await["errors"][0]["extensions"]["code"],
-        "AUTHENTICATION_ERROR"
-    );
+    let viewer = json!({"query": "{ viewer { id } }"});
+    let (status, b) = Caller::anonymous(&client)
+        .post_for_json(graphql, viewer)
+        .await;
+    assert_eq!(status, 401);
+    assert_eq!(b["errors"][0]["extensions"]["code"], "AUTHENTICATION_ERROR");
     fake.shutdown().await;
 }
 
@@ -609,26 +488,22 @@ async fn linear_graphql() {
 #[tokio::test]
 async fn jira_search_jql() {
     let (fake, client) = start().await;
-    let r = client
-        .get("https://api.atlassian.com/oauth/token/accessible-resources")
-        .bearer_auth("fake-jira-alice")
-        .send()
-        .await
-        .unwrap();
-    let b = json_of(r).await;
+    let resources = "https://api.atlassian.com/oauth/token/accessible-resources";
+    let (_, b) = get_json(&client, resources, "fake-jira-alice").await;
     assert_eq!(b[0]["url"], "https://acme.atlassian.net");
     let cloud = b[0]["id"].as_str().unwrap().to_string();
     assert_eq!(cloud, dataset::JIRA_CLOUD_ID);
 
     let base = format!("https://api.atlassian.com/ex/jira/{cloud}/rest/api/3/search/jql");
     let jql = r#"text ~ "invoice retry" AND updated >= "2025-01-01" ORDER BY updated DESC"#;
-    let q = Query::parse("invoice retry");
-    let expected: HashSet<String> = dataset::jira_issues()
-        .iter()
-        .filter(|i| q.matches_text(&format!("{}\n{}", i.summary, i.description)))
-        .map(|i| i.key.clone())
-        .collect();
+    let expected = matching(
+        dataset::jira_issues(),
+        "invoice retry",
+        |i| format!("{}\n{}", i.summary, i.description),
+        |i| i.key.clone(),
+    );
     assert!(expected.len() >= 3, "{expected:?}");
+    let bob = Caller::new(&client, "fake-jira-bob");
     let mut token: Option<String> = None;
     let mut seen = HashSet::new();
     loop {
@@ -643,16 +518,7 @@ async fn jira_search_jql() {
         if let Some(t) = &token {
             params.push(("nextPageToken", t.clone()));
         }
-        let b = json_of(
-            client
-                .get(&base)
-                .query(&params)
-                .bearer_auth("fake-jira-bob")
-                .send()
-                .await
-                .unwrap(),
-        )
-        .await;
+        let b = json_of(bob.get_with(&base, &params).await).await;
         for i in b["issues"].as_array().unwrap() {
             let f = &i["fields"];
             assert!(i["key"].as_str().unwrap().starts_with("ACME-"));
@@ -674,30 +540,14 @@ async fn jira_search_jql() {
     assert_eq!(seen, expected);
 
     // No fields: ids only.
-    let b = json_of(
-        client
-            .get(&base)
-            .query(&[("jql", "project = ACME AND text ~ checkout")])
-            .bearer_auth("fake-jira-bob")
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let ids_only = [("jql", "project = ACME AND text ~ checkout")];
+    let b = json_of(bob.get_with(&base, &ids_only).await).await;
     let first = b["issues"][0].as_object().unwrap();
     assert_eq!(first.keys().collect::<Vec<_>>(), vec!["id"]);
 
     // POST variant and date bounds.
-    let b = json_of(
-        client
-            .post(&base)
-            .bearer_auth("fake-jira-bob")
-            .json(&json!({"jql": "updated >= \"2026-01-01\" AND updated <= \"2026-03-31\" ORDER BY updated ASC", "fields": ["summary", "updated"], "maxResults": 50}))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let first_quarter = json!({"jql": "updated >= \"2026-01-01\" AND updated <= \"2026-03-31\" ORDER BY updated ASC", "fields": ["summary", "updated"], "maxResults": 50});
+    let (_, b) = bob.post_for_json(&base, first_quarter).await;
     let ups: Vec<&str> = b["issues"]
         .as_array()
         .unwrap()
@@ -708,82 +558,57 @@ async fn jira_search_jql() {
     assert!(ups.windows(2).all(|w| w[0] <= w[1]), "{ups:?}");
     assert!(ups.iter().all(|u| ("2026-01-01".."2026-03-31").contains(u)));
 
-    let r = client
-        .get("https://api.atlassian.com/ex/jira/00000000-0000-4000-8000-000000000000/rest/api/3/search/jql?jql=text~x")
-        .bearer_auth("fake-jira-bob")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 404);
-    let r = client
-        .get(&base)
-        .query(&[("jql", "text ~ x")])
-        .send()
-        .await
-        .unwrap();
+    let other_site = "https://api.atlassian.com/ex/jira/00000000-0000-4000-8000-000000000000/rest/api/3/search/jql?jql=text~x";
+    assert_eq!(bob.get(other_site).await.status(), 404);
+    let r = Caller::anonymous(&client)
+        .get_with(&base, &[("jql", "text ~ x")])
+        .await;
     assert_eq!(r.status(), 401);
     assert_eq!(
         json_of(r).await,
         json!({"code": 401, "message": "Unauthorized"})
     );
-    let r = client
-        .get(&base)
-        .query(&[("jql", "ORDER BY updated DESC")])
-        .bearer_auth("fake-jira-bob")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 400);
+    let no_clause = [("jql", "ORDER BY updated DESC")];
+    assert_eq!(bob.get_with(&base, &no_clause).await.status(), 400);
     fake.shutdown().await;
 }
 
 // ------------------------------------------------------------------- faults and recording
 
+/// A fault on every request to a host until `count` have had it (`None`: until cleared).
+fn fault(fault: Fault, count: Option<u32>) -> Fault {
+    Fault { count, ..fault }
+}
+
 #[tokio::test]
 async fn faults_latency_and_recording() {
     let (fake, client) = start().await;
-    let search = || {
-        client
-            .get("https://api.github.com/search/issues?q=checkout")
-            .bearer_auth("fake-github-alice")
-            .send()
+    let github = Caller::new(&client, "fake-github-alice");
+    let search = || github.get("https://api.github.com/search/issues?q=checkout");
+    let answering = |status: u16| Fault {
+        status: Some(status),
+        ..Default::default()
     };
     fake.set_fault(
         "api.github.com",
         Fault {
-            status: Some(429),
             retry_after: Some(7),
-            count: Some(1),
-            ..Default::default()
+            ..fault(answering(429), Some(1))
         },
     );
-    let r = search().await.unwrap();
+    let r = search().await;
     assert_eq!(r.status(), StatusCode::TOO_MANY_REQUESTS);
     assert_eq!(r.headers()["retry-after"], "7");
     assert_eq!(r.headers()["x-ratelimit-remaining"], "0");
-    assert!(
-        json_of(r).await["message"]
-            .as_str()
-            .unwrap()
-            .contains("rate limit")
-    );
-    assert_eq!(search().await.unwrap().status(), 200);
+    let message = json_of(r).await["message"].as_str().unwrap().to_string();
+    assert!(message.contains("rate limit"));
+    assert_eq!(search().await.status(), 200);
 
-    fake.set_fault(
-        "slack.com",
-        Fault {
-            status: Some(429),
-            count: Some(2),
-            ..Default::default()
-        },
-    );
+    fake.set_fault("slack.com", fault(answering(429), Some(2)));
+    let slack = Caller::new(&client, "fake-slack-alice");
+    let slack_search = "https://slack.com/api/search.messages?query=x";
     for _ in 0..2 {
-        let r = client
-            .get("https://slack.com/api/search.messages?query=x")
-            .bearer_auth("fake-slack-alice")
-            .send()
-            .await
-            .unwrap();
+        let r = slack.get(slack_search).await;
         assert_eq!(r.status(), 429);
         assert!(r.headers().contains_key("retry-after"));
         assert_eq!(
@@ -792,91 +617,62 @@ async fn faults_latency_and_recording() {
         );
     }
 
-    fake.set_fault(
-        "api.notion.com",
-        Fault {
-            status: Some(500),
-            ..Default::default()
-        },
-    );
+    fake.set_fault("api.notion.com", fault(answering(500), None));
     for _ in 0..3 {
-        let r = client
+        let r = Caller::anonymous(&client)
             .post("https://api.notion.com/v1/search")
-            .send()
-            .await
-            .unwrap();
+            .await;
         assert_eq!(r.status(), 500);
         assert_eq!(json_of(r).await["code"], "internal_server_error");
     }
     fake.clear_faults();
 
-    fake.set_fault(
-        "api.github.com",
-        Fault {
-            redirect_to: Some("https://evil.example/x".into()),
-            count: Some(1),
-            ..Default::default()
-        },
-    );
-    let r = search().await.unwrap();
+    let redirect = Fault {
+        redirect_to: Some("https://evil.example/x".into()),
+        ..Default::default()
+    };
+    fake.set_fault("api.github.com", fault(redirect, Some(1)));
+    let r = search().await;
     assert_eq!(r.status(), 302);
     assert_eq!(r.headers()["location"], "https://evil.example/x");
 
-    fake.set_fault(
-        "api.github.com",
-        Fault {
-            oversize_bytes: Some(3_000_000),
-            count: Some(1),
-            ..Default::default()
-        },
-    );
-    let r = search().await.unwrap();
+    let oversize = Fault {
+        oversize_bytes: Some(3_000_000),
+        ..Default::default()
+    };
+    fake.set_fault("api.github.com", fault(oversize, Some(1)));
+    let r = search().await;
     assert_eq!(r.status(), 200);
     let bytes = r.bytes().await.unwrap();
     assert_eq!(bytes.len(), 3_000_000);
     assert!(serde_json::from_slice::<Value>(&bytes).is_ok());
 
-    fake.set_fault(
-        "api.github.com",
-        Fault {
-            latency: Some(Duration::from_millis(300)),
-            count: Some(1),
-            ..Default::default()
-        },
-    );
+    let slow = Fault {
+        latency: Some(Duration::from_millis(300)),
+        ..Default::default()
+    };
+    fake.set_fault("api.github.com", fault(slow, Some(1)));
     let t = Instant::now();
-    assert_eq!(search().await.unwrap().status(), 200);
+    assert_eq!(search().await.status(), 200);
     assert!(t.elapsed() >= Duration::from_millis(300));
 
     fake.set_latency(Duration::from_millis(150));
     let t = Instant::now();
-    assert_eq!(search().await.unwrap().status(), 200);
+    assert_eq!(search().await.status(), 200);
     assert!(t.elapsed() >= Duration::from_millis(150));
     fake.set_latency(Duration::ZERO);
 
     // Recording: every vendor request, before faults, with headers and body.
     fake.clear_requests();
-    fake.set_fault(
-        "api.linear.app",
-        Fault {
-            status: Some(503),
-            count: Some(1),
-            ..Default::default()
-        },
-    );
-    let r = client
-        .post("https://api.linear.app/graphql")
-        .bearer_auth("fake-linear-alice")
-        .json(&json!({"query": "{ viewer { id } }"}))
-        .send()
-        .await
-        .unwrap();
+    fake.set_fault("api.linear.app", fault(answering(503), Some(1)));
+    let viewer = json!({"query": "{ viewer { id } }"});
+    let linear = Caller::new(&client, "fake-linear-alice");
+    let r = linear
+        .post_json("https://api.linear.app/graphql", &viewer)
+        .await;
     assert_eq!(r.status(), 503);
-    let _ = client
-        .get("https://api.linear.app/_fake/health")
-        .send()
-        .await
-        .unwrap();
+    let anyone = Caller::anonymous(&client);
+    anyone.get("https://api.linear.app/_fake/health").await;
     let reqs = fake.requests();
     assert_eq!(reqs.len(), 1);
     assert_eq!(reqs[0].method, "POST");
@@ -891,363 +687,234 @@ async fn faults_latency_and_recording() {
 
     // The control API over HTTP.
     let via = "https://api.github.com/_fake";
-    let b: Value = json_of(client.get(format!("{via}/requests")).send().await.unwrap()).await;
+    let b = json_of(anyone.get(format!("{via}/requests")).await).await;
     assert_eq!(b.as_array().unwrap().len(), 1);
-    let r = client
-        .post(format!("{via}/faults"))
-        .json(&json!({"host": "slack.com", "status": 500, "count": 1, "latency_ms": 10}))
-        .send()
-        .await
-        .unwrap();
+    let slack_fails = json!({"host": "slack.com", "status": 500, "count": 1, "latency_ms": 10});
+    let r = anyone
+        .post_json(format!("{via}/faults"), &slack_fails)
+        .await;
     assert_eq!(r.status(), 200);
-    let r = client
-        .get("https://slack.com/api/search.messages?query=x")
-        .bearer_auth("fake-slack-alice")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 500);
-    assert_eq!(
-        client
-            .delete(format!("{via}/requests"))
-            .send()
-            .await
-            .unwrap()
-            .status(),
-        204
-    );
+    assert_eq!(slack.get(slack_search).await.status(), 500);
+    let cleared = anyone.delete(format!("{via}/requests")).await;
+    assert_eq!(cleared.status(), 204);
     assert!(fake.requests().is_empty());
-    assert_eq!(
-        client
-            .post(format!("{via}/latency"))
-            .json(&json!({"ms": 0}))
-            .send()
-            .await
-            .unwrap()
-            .status(),
-        200
-    );
-    assert_eq!(
-        client
-            .delete(format!("{via}/faults"))
-            .send()
-            .await
-            .unwrap()
-            .status(),
-        204
-    );
+    let no_latency = anyone
+        .post_json(format!("{via}/latency"), &json!({"ms": 0}))
+        .await;
+    assert_eq!(no_latency.status(), 200);
+    let cleared = anyone.delete(format!("{via}/faults")).await;
+    assert_eq!(cleared.status(), 204);
     fake.shutdown().await;
 }
 
 // ----------------------------------------------------------------- OAuth and revocation
 
-fn location_params(r: &reqwest::Response) -> Vec<(String, String)> {
-    let loc = r.headers()["location"].to_str().unwrap();
-    let url = reqwest::Url::parse(loc).unwrap();
-    url.query_pairs()
-        .map(|(k, v)| (k.into_owned(), v.into_owned()))
-        .collect()
-}
-
-fn param(p: &[(String, String)], n: &str) -> String {
-    p.iter()
-        .find(|(k, _)| k == n)
-        .map(|(_, v)| v.clone())
-        .unwrap()
-}
-
 /// Trades a GitHub refresh token at the token endpoint; the JSON answer.
 async fn github_refresh(client: &Client, refresh: &str) -> Value {
-    let r = client
-        .post("https://github.com/login/oauth/access_token")
-        .header("Accept", "application/json")
-        .form(&[
-            ("client_id", "Iv1.quarry"),
-            ("client_secret", "shh"),
-            ("grant_type", "refresh_token"),
-            ("refresh_token", refresh),
-        ])
-        .send()
-        .await
-        .unwrap();
+    let grant = [
+        ("client_id", "Iv1.quarry"),
+        ("client_secret", "shh"),
+        ("grant_type", "refresh_token"),
+        ("refresh_token", refresh),
+    ];
+    github_token(client, &grant).await
+}
+
+/// A POST to GitHub's token endpoint, which answers in JSON when asked to.
+async fn github_token(client: &Client, form: &[(&str, &str)]) -> Value {
+    let github = Caller::anonymous(client).with_header("Accept", "application/json");
+    let r = github
+        .post_form("https://github.com/login/oauth/access_token", form)
+        .await;
     json_of(r).await
 }
 
 /// Revokes a GitHub token as its OAuth app; the status.
 async fn github_revoke(client: &Client, token: &str) -> StatusCode {
-    client
-        .delete("https://api.github.com/applications/Iv1.quarry/token")
+    let app = Caller::anonymous(client);
+    let revocation = app
+        .request(
+            Method::DELETE,
+            "https://api.github.com/applications/Iv1.quarry/token",
+        )
         .basic_auth("Iv1.quarry", Some("shh"))
-        .json(&json!({ "access_token": token }))
-        .send()
-        .await
-        .unwrap()
-        .status()
+        .json(&json!({ "access_token": token }));
+    send(revocation).await.status()
 }
 
 #[tokio::test]
 async fn github_oauth_refresh_and_revoke() {
     let (fake, client) = start().await;
+    let github = Caller::anonymous(&client);
+    let authorize = "https://github.com/login/oauth/authorize";
     // PKCE S256 (challenge = base64url(sha256(verifier))).
     let verifier = "dBjftJeZ4CVP-mJ92K27uhbUJU1p1r_wW1gFWFOEjXk";
     let challenge = "ngF5GsXcbwljx6u133FFr3Xht9xooA_DuaX_3QwODtc";
-    let r = client
-        .get("https://github.com/login/oauth/authorize")
-        .query(&[
-            ("client_id", "Iv1.quarry"),
-            ("redirect_uri", "https://quarry.example/oauth/callback"),
-            ("state", "st4te"),
-            ("scope", ""),
-            ("code_challenge", challenge),
-            ("code_challenge_method", "S256"),
-        ])
-        .send()
-        .await
-        .unwrap();
+    let consent = [
+        ("client_id", "Iv1.quarry"),
+        ("redirect_uri", "https://quarry.example/oauth/callback"),
+        ("state", "st4te"),
+        ("scope", ""),
+        ("code_challenge", challenge),
+        ("code_challenge_method", "S256"),
+    ];
+    let r = github.get_with(authorize, &consent).await;
     assert_eq!(r.status(), 302);
-    assert!(
-        r.headers()["location"]
-            .to_str()
-            .unwrap()
-            .starts_with("https://quarry.example/oauth/callback?")
-    );
-    let p = location_params(&r);
-    assert_eq!(param(&p, "state"), "st4te");
-    let code = param(&p, "code");
+    let location = r.headers()["location"].to_str().unwrap();
+    assert!(location.starts_with("https://quarry.example/oauth/callback?"));
+    assert_eq!(redirect_param(&r, "state"), "st4te");
+    let code = redirect_param(&r, "code");
 
     // Wrong verifier fails and burns the code, like a real server.
-    let bad = client
-        .post("https://github.com/login/oauth/access_token")
-        .header("Accept", "application/json")
-        .form(&[
-            ("client_id", "Iv1.quarry"),
-            ("client_secret", "s"),
-            ("code", code.as_str()),
-            ("code_verifier", "wrong"),
-        ])
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(json_of(bad).await["error"], "bad_verification_code");
+    let wrong_verifier = [
+        ("client_id", "Iv1.quarry"),
+        ("client_secret", "s"),
+        ("code", code.as_str()),
+        ("code_verifier", "wrong"),
+    ];
+    let bad = github_token(&client, &wrong_verifier).await;
+    assert_eq!(bad["error"], "bad_verification_code");
 
-    let r = client
-        .get("https://github.com/login/oauth/authorize")
-        .query(&[
-            ("client_id", "Iv1.quarry"),
-            ("redirect_uri", "https://quarry.example/cb"),
-            ("state", "s2"),
-            ("code_challenge", challenge),
-            ("code_challenge_method", "S256"),
-        ])
-        .send()
-        .await
-        .unwrap();
-    let code = param(&location_params(&r), "code");
-    let tok = json_of(
-        client
-            .post("https://github.com/login/oauth/access_token")
-            .header("Accept", "application/json")
-            .form(&[
-                ("client_id", "Iv1.quarry"),
-                ("client_secret", "shh"),
-                ("code", code.as_str()),
-                ("redirect_uri", "https://quarry.example/cb"),
-                ("code_verifier", verifier),
-            ])
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let consent = [
+        ("client_id", "Iv1.quarry"),
+        ("redirect_uri", "https://quarry.example/cb"),
+        ("state", "s2"),
+        ("code_challenge", challenge),
+        ("code_challenge_method", "S256"),
+    ];
+    let code = consent_code(&client, authorize, &consent).await;
+    let grant = [
+        ("client_id", "Iv1.quarry"),
+        ("client_secret", "shh"),
+        ("code", code.as_str()),
+        ("redirect_uri", "https://quarry.example/cb"),
+        ("code_verifier", verifier),
+    ];
+    let tok = github_token(&client, &grant).await;
     assert_eq!(tok["token_type"], "bearer", "{tok}");
     assert_eq!(tok["expires_in"], 28800);
-    let access = tok["access_token"].as_str().unwrap().to_string();
+    let access = access_token(&tok);
     let refresh = tok["refresh_token"].as_str().unwrap().to_string();
     assert!(access.starts_with("ghu_"));
-    let ok = |t: String| {
-        let client = client.clone();
-        async move {
-            client
-                .get("https://api.github.com/search/issues?q=checkout")
-                .bearer_auth(t)
-                .send()
-                .await
-                .unwrap()
-                .status()
-        }
+    let search = "https://api.github.com/search/issues?q=checkout";
+    let status_with = |t: String| {
+        let github = Caller::new(&client, &t);
+        async move { github.get(search).await.status() }
     };
-    assert_eq!(ok(access.clone()).await, 200);
+    assert_eq!(status_with(access.clone()).await, 200);
 
     // Refresh rotates the refresh token.
     let tok2 = github_refresh(&client, &refresh).await;
-    let access2 = tok2["access_token"].as_str().unwrap().to_string();
+    let access2 = access_token(&tok2);
     assert_ne!(access2, access);
-    assert_eq!(ok(access2.clone()).await, 200);
+    assert_eq!(status_with(access2.clone()).await, 200);
     let again = github_refresh(&client, &refresh).await;
     assert_eq!(again["error"], "bad_refresh_token");
 
     // Revocation.
     assert_eq!(github_revoke(&client, &access2).await, 204);
-    assert_eq!(ok(access2.clone()).await, 401);
+    assert_eq!(status_with(access2.clone()).await, 401);
     assert!(fake.revoked_tokens().contains(&access2));
 
     // Seeded tokens can be revoked too.
     assert_eq!(github_revoke(&client, "fake-github-bob").await, 204);
-    assert_eq!(ok("fake-github-bob".into()).await, 401);
-    assert_eq!(ok("fake-github-alice".into()).await, 200);
+    assert_eq!(status_with("fake-github-bob".into()).await, 401);
+    assert_eq!(status_with("fake-github-alice".into()).await, 200);
 
     // Expired tokens.
     let pair = fake.issue_token("github", "alice", Some(Duration::ZERO));
-    assert_eq!(ok(pair.access_token).await, 401);
+    assert_eq!(status_with(pair.access_token).await, 401);
     let pair = fake.issue_token("github", "alice", None);
-    assert_eq!(ok(pair.access_token).await, 200);
+    assert_eq!(status_with(pair.access_token).await, 200);
     fake.shutdown().await;
 }
 
 #[tokio::test]
 async fn other_vendors_oauth_and_revoke() {
     let (fake, client) = start().await;
+    let anyone = Caller::anonymous(&client);
     // Slack
-    let r = client
-        .get("https://slack.com/oauth/v2/authorize")
-        .query(&[
-            ("client_id", "123.456"),
-            ("user_scope", "search:read"),
-            ("redirect_uri", "https://q.example/cb"),
-            ("state", "x"),
-        ])
-        .send()
-        .await
-        .unwrap();
-    let code = param(&location_params(&r), "code");
-    let b = json_of(
-        client
-            .post("https://slack.com/api/oauth.v2.access")
-            .form(&[
-                ("client_id", "123.456"),
-                ("client_secret", "s"),
-                ("code", code.as_str()),
-                ("redirect_uri", "https://q.example/cb"),
-            ])
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let consent = [
+        ("client_id", "123.456"),
+        ("user_scope", "search:read"),
+        ("redirect_uri", "https://q.example/cb"),
+        ("state", "x"),
+    ];
+    let code = consent_code(&client, "https://slack.com/oauth/v2/authorize", &consent).await;
+    let grant = [
+        ("client_id", "123.456"),
+        ("client_secret", "s"),
+        ("code", code.as_str()),
+        ("redirect_uri", "https://q.example/cb"),
+    ];
+    let r = anyone
+        .post_form("https://slack.com/api/oauth.v2.access", &grant)
+        .await;
+    let b = json_of(r).await;
     assert_eq!(b["ok"], true);
-    let user_token = b["authed_user"]["access_token"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let user_token = access_token(&b["authed_user"]);
     assert!(b["authed_user"]["refresh_token"].is_string());
     assert_eq!(b["authed_user"]["scope"], "search:read");
-    let search = |t: String| {
-        let client = client.clone();
-        async move {
-            json_of(
-                client
-                    .get("https://slack.com/api/search.messages?query=checkout")
-                    .bearer_auth(t)
-                    .send()
-                    .await
-                    .unwrap(),
-            )
-            .await
-        }
-    };
-    assert_eq!(search(user_token.clone()).await["ok"], true);
-    let b = json_of(
-        client
-            .post("https://slack.com/api/auth.revoke")
-            .bearer_auth(&user_token)
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
-    assert_eq!(b, json!({"ok": true, "revoked": true}));
-    assert_eq!(search(user_token.clone()).await["ok"], false);
+    let search = "https://slack.com/api/search.messages?query=checkout";
+    let (_, b) = get_json(&client, search, &user_token).await;
+    assert_eq!(b["ok"], true);
+    let revoked = Caller::new(&client, &user_token)
+        .post("https://slack.com/api/auth.revoke")
+        .await;
+    assert_eq!(json_of(revoked).await, json!({"ok": true, "revoked": true}));
+    let (_, b) = get_json(&client, search, &user_token).await;
+    assert_eq!(b["ok"], false);
 
     // Notion
-    let r = client
-        .get("https://api.notion.com/v1/oauth/authorize")
-        .query(&[
-            ("client_id", "nid"),
-            ("response_type", "code"),
-            ("owner", "user"),
-            ("redirect_uri", "https://q.example/cb"),
-            ("state", "n"),
-        ])
-        .send()
-        .await
-        .unwrap();
-    let code = param(&location_params(&r), "code");
-    let b = json_of(
-        client
-            .post("https://api.notion.com/v1/oauth/token")
-            .basic_auth("nid", Some("nsecret"))
-            .json(&json!({"grant_type": "authorization_code", "code": code, "redirect_uri": "https://q.example/cb"}))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
-    let nt = access_token(&b);
-    let r = client
-        .post("https://api.notion.com/v1/search")
-        .bearer_auth(&nt)
-        .header("Notion-Version", "2025-09-03")
-        .json(&json!({"query": "postmortem"}))
-        .send()
-        .await
-        .unwrap();
+    let consent = [
+        ("client_id", "nid"),
+        ("response_type", "code"),
+        ("owner", "user"),
+        ("redirect_uri", "https://q.example/cb"),
+        ("state", "n"),
+    ];
+    let authorize = "https://api.notion.com/v1/oauth/authorize";
+    let code = consent_code(&client, authorize, &consent).await;
+    let notion_app = |url: &str, body: Value| {
+        let request = anyone.request(Method::POST, url);
+        send(request.basic_auth("nid", Some("nsecret")).json(&body))
+    };
+    let grant = json!({"grant_type": "authorization_code", "code": code, "redirect_uri": "https://q.example/cb"});
+    let r = notion_app("https://api.notion.com/v1/oauth/token", grant).await;
+    let nt = access_token(&json_of(r).await);
+    let notion = Caller::new(&client, &nt).with_header("Notion-Version", "2025-09-03");
+    let notion_search = "https://api.notion.com/v1/search";
+    let r = notion
+        .post_json(notion_search, &json!({"query": "postmortem"}))
+        .await;
     assert_eq!(r.status(), 200);
-    let r = client
-        .post("https://api.notion.com/v1/oauth/revoke")
-        .basic_auth("nid", Some("nsecret"))
-        .json(&json!({"token": nt}))
-        .send()
-        .await
-        .unwrap();
+    let revocation = json!({"token": nt});
+    let r = notion_app("https://api.notion.com/v1/oauth/revoke", revocation).await;
     assert_eq!(r.status(), 200);
-    let r = client
-        .post("https://api.notion.com/v1/search")
-        .bearer_auth(&nt)
-        .header("Notion-Version", "2025-09-03")
-        .json(&json!({}))
-        .send()
-        .await
-        .unwrap();
+    let r = notion.post_json(notion_search, &json!({})).await;
     assert_eq!(r.status(), 401);
 
     // Linear (refresh, then revoke with a form)
     let pair = fake.issue_token("linear", "bob", Some(Duration::from_secs(3600)));
-    let b = json_of(
-        client
-            .post("https://api.linear.app/oauth/token")
-            .form(&[
-                ("grant_type", "refresh_token"),
-                ("refresh_token", pair.refresh_token.as_str()),
-                ("client_id", "lin"),
-                ("client_secret", "s"),
-            ])
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
-    let lt = access_token(&b);
+    let refresh = [
+        ("grant_type", "refresh_token"),
+        ("refresh_token", pair.refresh_token.as_str()),
+        ("client_id", "lin"),
+        ("client_secret", "s"),
+    ];
+    let r = anyone
+        .post_form("https://api.linear.app/oauth/token", &refresh)
+        .await;
+    let lt = access_token(&json_of(r).await);
+    let viewer = json!({"query": "{ viewer { name } }"});
     let gql = |t: String| {
-        let client = client.clone();
+        let viewer = viewer.clone();
+        let linear = Caller::new(&client, &t);
         async move {
-            client
-                .post("https://api.linear.app/graphql")
-                .bearer_auth(t)
-                .json(&json!({"query": "{ viewer { name } }"}))
-                .send()
-                .await
-                .unwrap()
-                .status()
+            let r = linear
+                .post_json("https://api.linear.app/graphql", &viewer)
+                .await;
+            r.status()
         }
     };
     assert_eq!(gql(lt.clone()).await, 200);
@@ -1256,30 +923,20 @@ async fn other_vendors_oauth_and_revoke() {
     assert_eq!(gql(lt.clone()).await, 401);
 
     // Jira
-    let r = client
-        .get("https://auth.atlassian.com/authorize")
-        .query(&[
-            ("audience", "api.atlassian.com"),
-            ("client_id", "jid"),
-            ("scope", "read:jira-work offline_access"),
-            ("redirect_uri", "https://q.example/cb"),
-            ("state", "j"),
-            ("response_type", "code"),
-            ("prompt", "consent"),
-        ])
-        .send()
-        .await
-        .unwrap();
-    let code = param(&location_params(&r), "code");
-    let b = json_of(
-        client
-            .post("https://auth.atlassian.com/oauth/token")
-            .json(&json!({"grant_type": "authorization_code", "client_id": "jid", "client_secret": "js", "code": code, "redirect_uri": "https://q.example/cb"}))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let consent = [
+        ("audience", "api.atlassian.com"),
+        ("client_id", "jid"),
+        ("scope", "read:jira-work offline_access"),
+        ("redirect_uri", "https://q.example/cb"),
+        ("state", "j"),
+        ("response_type", "code"),
+        ("prompt", "consent"),
+    ];
+    let code = consent_code(&client, "https://auth.atlassian.com/authorize", &consent).await;
+    let grant = json!({"grant_type": "authorization_code", "client_id": "jid", "client_secret": "js", "code": code, "redirect_uri": "https://q.example/cb"});
+    let (_, b) = anyone
+        .post_for_json("https://auth.atlassian.com/oauth/token", grant)
+        .await;
     let jt = access_token(&b);
     assert_eq!(b["scope"], "read:jira-work offline_access");
     let resources = "https://api.atlassian.com/oauth/token/accessible-resources";
