@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::derived::{Derived, derived};
 use super::stories::{B, Kind};
-use super::{Indexed, Person, parse_date, people};
+use super::{Person, parse_date, people};
 use crate::search::Doc;
 use crate::time;
 
@@ -47,20 +47,13 @@ pub struct AsanaTask {
 impl_record!(AsanaTask, url: permalink_url, updated: modified_unix,
     text: |t| format!("{}\n{}", t.name, t.notes));
 
-static TASKS: LazyLock<Indexed<AsanaTask>> = LazyLock::new(|| Indexed::new(build()));
-
 /// Names only, pre-tokenized for the typeahead.
 static NAMES: LazyLock<Vec<Doc>> =
     LazyLock::new(|| asana_tasks().iter().map(|t| Doc::new(&t.name)).collect());
 
-/// Tasks, in creation order.
-pub fn asana_tasks() -> &'static [AsanaTask] {
-    &TASKS.records
-}
-
-/// Name and notes of each task (task search).
-pub(crate) fn asana_docs() -> &'static [Doc] {
-    &TASKS.docs
+indexed_records! {
+    /// Tasks, in creation order.
+    asana_tasks, asana_docs: AsanaTask = build()
 }
 
 /// Names only (typeahead).

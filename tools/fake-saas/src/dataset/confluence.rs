@@ -5,14 +5,11 @@
 //! and other stories that have a pull request or a write-up have
 //! engineering notes. Texts carry the Jira keys and PR links.
 
-use std::sync::LazyLock;
-
 use serde::{Deserialize, Serialize};
 
 use super::derived::{Derived, derived, escape_html, plain_slack};
 use super::stories::{B, Kind, Team};
-use super::{Indexed, JIRA_SITE, zendesk_tickets};
-use crate::search::Doc;
+use super::{JIRA_SITE, zendesk_tickets};
 use crate::time;
 
 /// A Confluence page or blog post.
@@ -52,15 +49,9 @@ impl_record!(ConfluencePage, url: url, updated: updated_unix,
 /// The wiki's base URL, as `_links.base` gives it.
 pub const CONFLUENCE_BASE: &str = "https://acme.atlassian.net/wiki";
 
-static PAGES: LazyLock<Indexed<ConfluencePage>> = LazyLock::new(|| Indexed::new(build()));
-
-/// Confluence pages and blog posts, in creation order.
-pub fn confluence_pages() -> &'static [ConfluencePage] {
-    &PAGES.records
-}
-
-pub(crate) fn confluence_docs() -> &'static [Doc] {
-    &PAGES.docs
+indexed_records! {
+    /// Confluence pages and blog posts, in creation order.
+    confluence_pages, confluence_docs: ConfluencePage = build()
 }
 
 /// A body being written: storage XHTML and plain text side by side.

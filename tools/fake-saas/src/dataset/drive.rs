@@ -3,14 +3,11 @@
 //! incident timelines as spreadsheets, one PDF report, and two drafts in
 //! the trash. Texts carry the Jira keys and links.
 
-use std::sync::LazyLock;
-
 use serde::{Deserialize, Serialize};
 
 use super::derived::{derived, token};
+use super::people;
 use super::stories::{B, Kind};
-use super::{Indexed, people};
-use crate::search::Doc;
 use crate::time;
 
 pub const MIME_DOC: &str = "application/vnd.google-apps.document";
@@ -47,15 +44,9 @@ text: |f| {
     format!("{}\n{}\n{}", f.name, description, f.text)
 });
 
-static FILES: LazyLock<Indexed<DriveFile>> = LazyLock::new(|| Indexed::new(build()));
-
-/// Drive files, in creation order (trashed ones included).
-pub fn drive_files() -> &'static [DriveFile] {
-    &FILES.records
-}
-
-pub(crate) fn drive_docs() -> &'static [Doc] {
-    &FILES.docs
+indexed_records! {
+    /// Drive files, in creation order (trashed ones included).
+    drive_files, drive_docs: DriveFile = build()
 }
 
 const ID_CHARS: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";

@@ -3,16 +3,13 @@
 //! ticket; shoppers write about incidents and get the postmortem; Stripe
 //! writes about the payments work, and engineers forward it with the ticket.
 
-use std::sync::LazyLock;
-
 use serde::{Deserialize, Serialize};
 
 use super::confluence_pages;
 use super::customers::{CUSTOMERS, Who, contact, shopper, voice};
 use super::derived::derived;
 use super::stories::Kind;
-use super::{Indexed, people, zendesk_tickets};
-use crate::search::Doc;
+use super::{people, zendesk_tickets};
 use crate::time;
 
 /// The mailbox the fake's users read.
@@ -78,15 +75,9 @@ impl GmailMessage {
 impl_record!(GmailMessage, url: url, updated: unix,
     text: |m| format!("{}\n{}\n{}\n{}\n{}", m.subject, m.from_name, m.from_email, m.to, m.body));
 
-static MESSAGES: LazyLock<Indexed<GmailMessage>> = LazyLock::new(|| Indexed::new(build()));
-
-/// The mailbox's messages, oldest first.
-pub fn gmail_messages() -> &'static [GmailMessage] {
-    &MESSAGES.records
-}
-
-pub(crate) fn gmail_docs() -> &'static [Doc] {
-    &MESSAGES.docs
+indexed_records! {
+    /// The mailbox's messages, oldest first.
+    gmail_messages, gmail_docs: GmailMessage = build()
 }
 
 struct Draft {

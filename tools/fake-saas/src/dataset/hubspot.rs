@@ -3,8 +3,6 @@
 //! ticket for every problem a business customer reported (with the Jira
 //! key, the fix and the Zendesk ticket).
 
-use std::sync::LazyLock;
-
 use serde::{Deserialize, Serialize};
 
 use super::customers::{
@@ -12,8 +10,7 @@ use super::customers::{
     MUELLER, NORDIC, SUNRISE, VOICES, Who, ascii,
 };
 use super::derived::{derived, end_limit};
-use super::{Indexed, parse_date, zendesk_tickets};
-use crate::search::Doc;
+use super::{parse_date, zendesk_tickets};
 use crate::time;
 
 /// The HubSpot account (portal) id.
@@ -81,15 +78,9 @@ text: |o| {
         .join("\n")
 });
 
-static OBJECTS: LazyLock<Indexed<HubspotObject>> = LazyLock::new(|| Indexed::new(build()));
-
-/// Every CRM record: companies, contacts, deals, tickets (each by id).
-pub fn hubspot_objects() -> &'static [HubspotObject] {
-    &OBJECTS.records
-}
-
-pub(crate) fn hubspot_docs() -> &'static [Doc] {
-    &OBJECTS.docs
+indexed_records! {
+    /// Every CRM record: companies, contacts, deals, tickets (each by id).
+    hubspot_objects, hubspot_docs: HubspotObject = build()
 }
 
 /// Deals: (story, customer, deal name, amount, stage, description).

@@ -4,15 +4,12 @@
 //! the fix), and a second one from another shopper for the problems at the
 //! till.
 
-use std::sync::LazyLock;
-
 use serde::{Deserialize, Serialize};
 
 use super::customers::{CUSTOMERS, Who, contact, shopper};
 use super::derived::{derived, end_limit, escape_html, token};
+use super::people;
 use super::stories::{Kind, Team};
-use super::{Indexed, people};
-use crate::search::Doc;
 
 /// The workspace (app) id, as in the inbox's URLs.
 pub const INTERCOM_APP_ID: &str = "ac3mepq7";
@@ -69,16 +66,9 @@ text: |c| {
     format!("{}\n{}\n{}", title, c.subject, c.body_text)
 });
 
-static CONVERSATIONS: LazyLock<Indexed<IntercomConversation>> =
-    LazyLock::new(|| Indexed::new(build()));
-
-/// Conversations, by id (= by creation time).
-pub fn intercom_conversations() -> &'static [IntercomConversation] {
-    &CONVERSATIONS.records
-}
-
-pub(crate) fn intercom_docs() -> &'static [Doc] {
-    &CONVERSATIONS.docs
+indexed_records! {
+    /// Conversations, by id (= by creation time).
+    intercom_conversations, intercom_docs: IntercomConversation = build()
 }
 
 const HEX: &[u8] = b"0123456789abcdef";

@@ -5,14 +5,11 @@
 //! went to the leadership list. Texts carry the Jira or Linear keys, the pull
 //! requests and the Notion write-ups.
 
-use std::sync::LazyLock;
-
 use serde::{Deserialize, Serialize};
 
 use super::derived::{Derived, derived, token};
+use super::people;
 use super::stories::{B, Kind};
-use super::{Indexed, people};
-use crate::search::Doc;
 
 /// The SharePoint host of the tenant.
 pub const SHAREPOINT_HOST: &str = "acme.sharepoint.com";
@@ -51,15 +48,9 @@ pub struct M365Item {
 impl_record!(M365Item, url: web_url, updated: modified_unix,
     text: |i| format!("{}\n{}", i.name, i.text));
 
-static ITEMS: LazyLock<Indexed<M365Item>> = LazyLock::new(|| Indexed::new(build()));
-
-/// Files, list items and mails, in creation order.
-pub fn m365_items() -> &'static [M365Item] {
-    &ITEMS.records
-}
-
-pub(crate) fn m365_docs() -> &'static [Doc] {
-    &ITEMS.docs
+indexed_records! {
+    /// Files, list items and mails, in creation order.
+    m365_items, m365_docs: M365Item = build()
 }
 
 /// Percent-encodes a path segment the way SharePoint URLs show it.

@@ -38,6 +38,26 @@ macro_rules! impl_record {
     };
 }
 
+/// A vendor's records, built by `$build` on first use and indexed once, with their
+/// two accessors: `$records()` (documented by the comment given) and `$docs()`, the
+/// records' searchable texts pre-tokenized, in the same order.
+macro_rules! indexed_records {
+    ($(#[$comment:meta])* $records:ident, $docs:ident: $record:ty = $build:expr) => {
+        static INDEXED: std::sync::LazyLock<$crate::dataset::Indexed<$record>> =
+            std::sync::LazyLock::new(|| $crate::dataset::Indexed::new($build));
+
+        $(#[$comment])*
+        pub fn $records() -> &'static [$record] {
+            &INDEXED.records
+        }
+
+        /// The records' searchable texts, pre-tokenized, in the same order.
+        pub(crate) fn $docs() -> &'static [$crate::search::Doc] {
+            &INDEXED.docs
+        }
+    };
+}
+
 mod confluence;
 mod customers;
 mod derived;

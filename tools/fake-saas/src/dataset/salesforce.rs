@@ -5,15 +5,12 @@
 //! and carry the engineering references (Jira or Linear key, pull request,
 //! post-mortem).
 
-use std::sync::LazyLock;
-
 use serde::{Deserialize, Serialize};
 
 use super::customers::{CUSTOMERS, VOICES, Who, contact};
 use super::derived::{derived, end_limit, token};
 use super::stories::{Kind, Team};
-use super::{Indexed, parse_date, people};
-use crate::search::Doc;
+use super::{parse_date, people};
 use crate::time;
 
 /// The org's My Domain URL: the API and the Lightning pages live there.
@@ -71,15 +68,9 @@ text: |r| {
         .join("\n")
 });
 
-static RECORDS: LazyLock<Indexed<SalesforceRecord>> = LazyLock::new(|| Indexed::new(build()));
-
-/// Accounts (by customer), then cases (by case number).
-pub fn salesforce_records() -> &'static [SalesforceRecord] {
-    &RECORDS.records
-}
-
-pub(crate) fn salesforce_docs() -> &'static [Doc] {
-    &RECORDS.docs
+indexed_records! {
+    /// Accounts (by customer), then cases (by case number).
+    salesforce_records, salesforce_docs: SalesforceRecord = build()
 }
 
 /// `2025-05-02T09:14:11.000+0000`.

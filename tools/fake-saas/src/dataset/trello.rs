@@ -5,14 +5,11 @@
 //! carriers or the invoices. Descriptions (Markdown) carry the Jira or Linear
 //! keys, the pull requests and the Notion write-ups.
 
-use std::sync::LazyLock;
-
 use serde::{Deserialize, Serialize};
 
 use super::derived::{derived, token};
 use super::stories::{B, Kind};
-use super::{Indexed, Person, people};
-use crate::search::Doc;
+use super::{Person, people};
 use crate::time;
 
 /// A board: (name, lists as (name, for done work)).
@@ -53,15 +50,9 @@ pub struct TrelloCard {
 impl_record!(TrelloCard, url: url, updated: updated_unix,
     text: |c| format!("{}\n{}", c.name, c.desc));
 
-static CARDS: LazyLock<Indexed<TrelloCard>> = LazyLock::new(|| Indexed::new(build()));
-
-/// Cards of both boards, in creation order.
-pub fn trello_cards() -> &'static [TrelloCard] {
-    &CARDS.records
-}
-
-pub(crate) fn trello_docs() -> &'static [Doc] {
-    &CARDS.docs
+indexed_records! {
+    /// Cards of both boards, in creation order.
+    trello_cards, trello_docs: TrelloCard = build()
 }
 
 const HEX: &[u8] = b"0123456789abcdef";

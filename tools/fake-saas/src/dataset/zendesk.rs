@@ -4,15 +4,12 @@
 //! order" tickets). Each description is the customer's message followed by
 //! the support agent's internal summary with the Jira key and the fix.
 
-use std::sync::LazyLock;
-
 use serde::{Deserialize, Serialize};
 
 use super::customers::{CUSTOMERS, Who, contact, shopper};
 use super::derived::derived;
+use super::people;
 use super::stories::{Kind, Team};
-use super::{Indexed, people};
-use crate::search::Doc;
 use crate::time;
 
 /// The Zendesk account's subdomain.
@@ -56,15 +53,9 @@ text: |t| {
 /// The support agent every ticket is assigned to (Emma Dubois).
 pub const ZENDESK_AGENT_ID: u64 = 381_200_001;
 
-static TICKETS: LazyLock<Indexed<ZendeskTicket>> = LazyLock::new(|| Indexed::new(build()));
-
-/// Zendesk tickets, by id (= by creation time).
-pub fn zendesk_tickets() -> &'static [ZendeskTicket] {
-    &TICKETS.records
-}
-
-pub(crate) fn zendesk_docs() -> &'static [Doc] {
-    &TICKETS.docs
+indexed_records! {
+    /// Zendesk tickets, by id (= by creation time).
+    zendesk_tickets, zendesk_docs: ZendeskTicket = build()
 }
 
 /// The Zendesk organization id of a business customer.
