@@ -7,7 +7,6 @@
 
 use quarry_connector_sdk::page::Page;
 use quarry_connector_sdk::prelude::*;
-use quarry_connector_sdk::text::keywords;
 use quarry_connector_sdk::time::date_part;
 
 const API: &str = "https://api.github.com/search/issues";
@@ -49,10 +48,7 @@ impl Connector for GitHub {
 /// `q` for GitHub: `(terms joined by OR) scope is:issue|pr updated:>=...`.
 fn search_query(request: &SearchRequest) -> Result<String, SearchError> {
     let scope = request.required_setting("scope")?;
-    let mut q = keywords(&request.terms, &request.phrases, " OR ");
-    if q.is_empty() {
-        q = request.query.clone();
-    }
+    let q = request.keywords_or_query(" OR ");
     let mut parts = vec![q, scope.to_string()];
     if let Some(since) = &request.since {
         parts.push(format!("updated:>={}", date_part(since)));

@@ -8,7 +8,7 @@
 
 use quarry_connector_sdk::page::Page;
 use quarry_connector_sdk::prelude::*;
-use quarry_connector_sdk::text::{decode_entities, keywords};
+use quarry_connector_sdk::text::decode_entities;
 use quarry_connector_sdk::time::{from_unix, to_unix};
 
 const MESSAGES: &str = "https://gmail.googleapis.com/gmail/v1/users/me/messages";
@@ -65,10 +65,7 @@ impl Connector for Gmail {
 /// Gmail's default, and the time range: `after:` and `before:` take Unix
 /// seconds and are exclusive, hence the second either side.
 fn gmail_query(request: &SearchRequest) -> String {
-    let mut q = keywords(&request.terms, &request.phrases, " OR ");
-    if q.is_empty() {
-        q = request.query.clone();
-    }
+    let mut q = request.keywords_or_query(" OR ");
     if request.terms.len() + request.phrases.len() > 1 {
         q = format!("({q})");
     }

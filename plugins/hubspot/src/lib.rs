@@ -12,7 +12,7 @@
 //! with the portal id and UI domain from `account-info`.
 
 use quarry_connector_sdk::prelude::*;
-use quarry_connector_sdk::text::{join_non_empty, keywords};
+use quarry_connector_sdk::text::join_non_empty;
 use quarry_connector_sdk::time::to_unix;
 
 const ACCOUNT: &str = "https://api.hubapi.com/account-info/v3/details";
@@ -219,10 +219,7 @@ fn search_body(
     limit: usize,
     after: Option<String>,
 ) -> Value {
-    let mut query = keywords(&request.terms, &request.phrases, " ");
-    if query.is_empty() {
-        query = request.query.clone();
-    }
+    let query = request.keywords_or_query(" ");
     let mut filters = Vec::new();
     if let Some(since) = request.since.as_deref().and_then(to_unix) {
         filters.push(json!({"propertyName": object.modified, "operator": "GTE", "value": (since * 1000).to_string()}));

@@ -5,7 +5,6 @@
 
 use quarry_connector_sdk::page::Page;
 use quarry_connector_sdk::prelude::*;
-use quarry_connector_sdk::text::keywords;
 
 const API: &str = "https://api.linear.app/graphql";
 const MAX_PAGES: usize = 3;
@@ -21,10 +20,7 @@ struct Linear;
 
 impl Connector for Linear {
     fn search(request: SearchRequest) -> Result<Vec<Document>, SearchError> {
-        let mut term = keywords(&request.terms, &request.phrases, " ");
-        if term.is_empty() {
-            term = request.query.clone();
-        }
+        let term = request.keywords_or_query(" ");
         let want = request.max_results.clamp(1, 250) as usize;
         let nodes = collect_pages(want, MAX_PAGES, |after: Option<String>| {
             let body = json!({ "query": SEARCH, "variables": { "term": term, "first": want.min(50), "after": after } });

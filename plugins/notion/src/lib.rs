@@ -6,7 +6,7 @@
 
 use quarry_connector_sdk::page::Page;
 use quarry_connector_sdk::prelude::*;
-use quarry_connector_sdk::text::{join_non_empty, keywords};
+use quarry_connector_sdk::text::join_non_empty;
 
 const SEARCH: &str = "https://api.notion.com/v1/search";
 const NOTION_VERSION: &str = "2025-09-03";
@@ -18,10 +18,7 @@ struct Notion;
 
 impl Connector for Notion {
     fn search(request: SearchRequest) -> Result<Vec<Document>, SearchError> {
-        let mut query = keywords(&request.terms, &request.phrases, " ");
-        if query.is_empty() {
-            query = request.query.clone();
-        }
+        let query = request.keywords_or_query(" ");
         let want = (request.max_results as usize).clamp(1, MAX_BODIES);
         let pages = collect_pages(want, MAX_PAGES, |cursor: Option<String>| {
             let mut body = json!({

@@ -115,6 +115,10 @@ pub trait SearchRequestExt {
     /// Whether a record changed at `updated_at` (RFC 3339) falls in the
     /// request's time range. Records without a time are kept.
     fn in_time_range(&self, updated_at: Option<&str>) -> bool;
+    /// The request's terms and phrases as [`text::keywords`] joins them
+    /// with `sep`, or the query as the user typed it when the request has
+    /// neither.
+    fn keywords_or_query(&self, sep: &str) -> String;
 }
 
 impl SearchRequestExt for SearchRequest {
@@ -146,6 +150,15 @@ impl SearchRequestExt for SearchRequest {
             .and_then(time::normalize)
             .is_none_or(|u| at <= u);
         after_since && before_until
+    }
+
+    fn keywords_or_query(&self, sep: &str) -> String {
+        let keywords = text::keywords(&self.terms, &self.phrases, sep);
+        if keywords.is_empty() {
+            self.query.clone()
+        } else {
+            keywords
+        }
     }
 }
 
@@ -185,5 +198,18 @@ impl Document {
     pub fn metadata(mut self, metadata: serde_json::Value) -> Document {
         self.metadata = metadata.to_string();
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keywords_fall_back_to_the_query() {
+        let request = SearchRequest::new("refund in euros", &["refund"], &["in euros"]);
+        assert_eq!(request.keywords_or_query(" OR "), "\"in euros\" OR refund");
+        let request = SearchRequest::new("the of", &[], &[]);
+        assert_eq!(request.keywords_or_query(" "), "the of");
     }
 }

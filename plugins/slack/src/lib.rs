@@ -6,7 +6,6 @@
 
 use quarry_connector_sdk::page::Page;
 use quarry_connector_sdk::prelude::*;
-use quarry_connector_sdk::text::keywords;
 use quarry_connector_sdk::time::{date_part, from_unix, from_unix_text, to_unix};
 
 const API: &str = "https://slack.com/api/search.messages";
@@ -43,10 +42,7 @@ impl Connector for Slack {
 /// Slack's query language: terms (AND), quoted phrases, `after:`/`before:`
 /// dates (exclusive, so widened by the date itself being included).
 fn search_query(request: &SearchRequest) -> String {
-    let mut q = keywords(&request.terms, &request.phrases, " ");
-    if q.is_empty() {
-        q = request.query.clone();
-    }
+    let mut q = request.keywords_or_query(" ");
     if let Some(since) = &request.since {
         q.push_str(&format!(" after:{}", previous_day(date_part(since))));
     }

@@ -9,7 +9,6 @@
 
 use quarry_connector_sdk::page::Page;
 use quarry_connector_sdk::prelude::*;
-use quarry_connector_sdk::text::keywords;
 use quarry_connector_sdk::time::{from_unix, to_unix};
 
 const MAX_PAGES: usize = 3;
@@ -65,10 +64,7 @@ fn subdomain(setting: &str) -> Result<String, SearchError> {
 
 /// `type:ticket terms "phrases" updated>... updated<...`.
 fn search_query(request: &SearchRequest) -> String {
-    let mut words = keywords(&request.terms, &request.phrases, " ");
-    if words.is_empty() {
-        words = request.query.clone();
-    }
+    let words = request.keywords_or_query(" ");
     let mut q = format!("type:ticket {words}");
     if let Some(since) = request.since.as_deref().and_then(to_unix) {
         q.push_str(&format!(" updated>{}", from_unix(since - 1)));
