@@ -32,15 +32,11 @@ impl Connector for Jira {
                 .param_opt("nextPageToken", token)
                 .build();
             let body: Value = Request::get(url).send()?.error_for_status()?.json()?;
-            let next = if body.bool_at("/isLast") == Some(false) {
-                body.str_at("/nextPageToken").map(String::from)
-            } else {
-                None
-            };
-            Ok(Page {
-                items: body.array_at("/issues").to_vec(),
-                next,
-            })
+            Ok(Page::next_if(
+                body.array_at("/issues").to_vec(),
+                body.bool_at("/isLast") == Some(false),
+                body.str_at("/nextPageToken").map(String::from),
+            ))
         })?;
         Ok(issues
             .iter()

@@ -26,15 +26,11 @@ impl Connector for Linear {
             let body = json!({ "query": SEARCH, "variables": { "term": term, "first": want.min(50), "after": after } });
             let data = graphql(Request::post(API).json(&body).send()?)?;
             let connection = &data["searchIssues"];
-            let next = if connection.bool_at("/pageInfo/hasNextPage") == Some(true) {
-                connection.str_at("/pageInfo/endCursor").map(String::from)
-            } else {
-                None
-            };
-            Ok(Page {
-                items: connection.array_at("/nodes").to_vec(),
-                next,
-            })
+            Ok(Page::next_if(
+                connection.array_at("/nodes").to_vec(),
+                connection.bool_at("/pageInfo/hasNextPage") == Some(true),
+                connection.str_at("/pageInfo/endCursor").map(String::from),
+            ))
         })?;
         Ok(nodes
             .iter()

@@ -31,15 +31,11 @@ impl Connector for Notion {
                 body["start_cursor"] = json!(cursor);
             }
             let response: Value = notion(Request::post(SEARCH).json(&body))?.json()?;
-            let next = if response.bool_at("/has_more") == Some(true) {
-                response.str_at("/next_cursor").map(String::from)
-            } else {
-                None
-            };
-            Ok(Page {
-                items: response.array_at("/results").to_vec(),
-                next,
-            })
+            Ok(Page::next_if(
+                response.array_at("/results").to_vec(),
+                response.bool_at("/has_more") == Some(true),
+                response.str_at("/next_cursor").map(String::from),
+            ))
         })?;
         let pages: Vec<(&Value, &str)> = pages
             .iter()

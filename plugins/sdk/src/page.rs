@@ -10,6 +10,18 @@ pub struct Page<T, C> {
     pub next: Option<C>,
 }
 
+impl<T, C> Page<T, C> {
+    /// A page whose `cursor` is followed only if `more` says there is a next
+    /// page: for vendors that flag the last page (`has_more`, `hasNextPage`,
+    /// `isLast`) beside a cursor field, which may still be set on it.
+    pub fn next_if(items: Vec<T>, more: bool, cursor: Option<C>) -> Page<T, C> {
+        Page {
+            items,
+            next: cursor.filter(|_| more),
+        }
+    }
+}
+
 /// Fetches pages from `fetch(cursor)` (the first call gets `None`) until
 /// `want` items are collected, no next cursor is returned, or `max_pages`
 /// pages were read. Each page is one fetch, and the host caps fetches.
@@ -154,6 +166,14 @@ mod tests {
             vec![0, 1, 10, 11]
         );
         assert_eq!(collect_pages(100, 1, pages(5)).unwrap(), vec![0, 1]);
+    }
+
+    #[test]
+    fn follows_a_flagged_cursor_only_when_there_is_more() {
+        let page = Page::next_if(vec![1], true, Some("c"));
+        assert_eq!((page.items, page.next), (vec![1], Some("c")));
+        assert_eq!(Page::next_if(vec![1], false, Some("c")).next, None);
+        assert_eq!(Page::<u8, &str>::next_if(vec![], true, None).next, None);
     }
 
     /// The (list, cursor) pairs asked in one round.
