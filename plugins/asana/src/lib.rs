@@ -135,11 +135,7 @@ fn to_document(task: &Value) -> Option<Document> {
         .str_at("/permalink_url")
         .map(String::from)
         .unwrap_or_else(|| format!("https://app.asana.com/0/0/{gid}"));
-    let projects: Vec<&str> = task
-        .array_at("/projects")
-        .iter()
-        .filter_map(|p| p.str_at("/name"))
-        .collect();
+    let projects = task.strs_at("/projects", "/name");
     Some(
         Document::new(gid, task.string_at("/name"), task.string_at("/notes"), url)
             .author(task.str_at("/created_by/name"))

@@ -86,11 +86,7 @@ fn to_document(item: &Value) -> Option<Document> {
     } else {
         "issue"
     };
-    let labels: Vec<&str> = item
-        .array_at("/labels")
-        .iter()
-        .filter_map(|l| l.str_at("/name"))
-        .collect();
+    let labels = item.strs_at("/labels", "/name");
     Some(
         Document::new(
             format!("{repository}#{number}"),

@@ -36,10 +36,7 @@ impl Connector for Gmail {
                     .iter()
                     .filter_map(|m| m.str_at("/id").map(String::from))
                     .collect(),
-                next: body
-                    .str_at("/nextPageToken")
-                    .filter(|t| !t.is_empty())
-                    .map(String::from),
+                next: body.cursor_at("/nextPageToken"),
             })
         })?;
         // The messages' metadata are independent: one batch, fetched at once.

@@ -37,10 +37,7 @@ impl Connector for GoogleDrive {
             let body: Value = check(Request::get(url).send()?)?.json()?;
             Ok(Page {
                 items: body.array_at("/files").to_vec(),
-                next: body
-                    .str_at("/nextPageToken")
-                    .filter(|t| !t.is_empty())
-                    .map(String::from),
+                next: body.cursor_at("/nextPageToken"),
             })
         })?;
         // The exports are independent of each other: one batch.

@@ -203,10 +203,7 @@ fn search_request(
 /// One page's records, and the cursor of the next page.
 fn read_page(response: Response) -> Result<(Vec<Value>, Option<String>), SearchError> {
     let response: Value = response.error_for_status()?.json()?;
-    let next = response
-        .str_at("/paging/next/after")
-        .filter(|a| !a.is_empty())
-        .map(String::from);
+    let next = response.cursor_at("/paging/next/after");
     Ok((response.array_at("/results").to_vec(), next))
 }
 

@@ -262,11 +262,7 @@ fn to_document(conversation: &Value, app: &str) -> Option<Document> {
         })
         .map(String::from)
         .unwrap_or_else(|| truncate(first.lines().next().unwrap_or_default(), 80).to_string());
-    let tags: Vec<&str> = conversation
-        .array_at("/tags/tags")
-        .iter()
-        .filter_map(|t| t.str_at("/name"))
-        .collect();
+    let tags = conversation.strs_at("/tags/tags", "/name");
     let mut doc = Document::new(
         id,
         title,

@@ -13,6 +13,22 @@ pub trait JsonExt {
     }
     /// The array at `pointer`, or an empty slice.
     fn array_at(&self, pointer: &str) -> &[Value];
+    /// The string at `field` (a pointer into each element) of every element
+    /// of the array at `pointer` that has one: the names of a record's
+    /// labels, say.
+    fn strs_at(&self, pointer: &str, field: &str) -> Vec<&str> {
+        self.array_at(pointer)
+            .iter()
+            .filter_map(|element| element.str_at(field))
+            .collect()
+    }
+    /// A next-page token or cursor at `pointer`: `None` when it is missing or
+    /// empty, as some vendors send `""` on the last page.
+    fn cursor_at(&self, pointer: &str) -> Option<String> {
+        self.str_at(pointer)
+            .filter(|cursor| !cursor.is_empty())
+            .map(String::from)
+    }
     fn bool_at(&self, pointer: &str) -> Option<bool>;
     fn i64_at(&self, pointer: &str) -> Option<i64>;
 }
@@ -35,5 +51,24 @@ impl JsonExt for Value {
 
     fn i64_at(&self, pointer: &str) -> Option<i64> {
         self.pointer(pointer)?.as_i64()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_lists_of_names_and_cursors() {
+        let body = serde_json::json!({
+            "labels": [{"name": "bug"}, {"color": "red"}, {"name": "p1"}],
+            "next": "",
+            "after": "abc",
+        });
+        assert_eq!(body.strs_at("/labels", "/name"), vec!["bug", "p1"]);
+        assert!(body.strs_at("/missing", "/name").is_empty());
+        assert_eq!(body.cursor_at("/after").as_deref(), Some("abc"));
+        assert_eq!(body.cursor_at("/next"), None);
+        assert_eq!(body.cursor_at("/missing"), None);
     }
 }

@@ -90,17 +90,9 @@ fn plain(desc: &str) -> String {
 
 fn to_document(card: &Value) -> Option<Document> {
     let id = card.str_at("/id")?;
-    let members: Vec<&str> = card
-        .array_at("/members")
-        .iter()
-        .filter_map(|m| m.str_at("/fullName"))
-        .collect();
-    let labels: Vec<&str> = card
-        .array_at("/labels")
-        .iter()
-        .filter_map(|l| l.str_at("/name"))
-        .filter(|n| !n.is_empty())
-        .collect();
+    let members = card.strs_at("/members", "/fullName");
+    let mut labels = card.strs_at("/labels", "/name");
+    labels.retain(|name| !name.is_empty());
     let mut doc = Document::new(
         id,
         card.string_at("/name"),
