@@ -7,7 +7,7 @@
 
 use quarry_connector_sdk::page::Page;
 use quarry_connector_sdk::prelude::*;
-use quarry_connector_sdk::text::truncate;
+use quarry_connector_sdk::text::{terms_outside_phrases, truncate};
 use quarry_connector_sdk::time;
 
 const FILES: &str = "https://www.googleapis.com/drive/v3/files";
@@ -77,13 +77,7 @@ fn drive_query(request: &SearchRequest) -> String {
         .iter()
         .map(|p| format!("\"{}\"", p.replace('"', "")))
         .collect();
-    words.extend(
-        request
-            .terms
-            .iter()
-            .filter(|t| !request.phrases.iter().any(|p| p.contains(t.as_str())))
-            .cloned(),
-    );
+    words.extend(terms_outside_phrases(&request.terms, &request.phrases).cloned());
     if words.is_empty() {
         words.push(request.query.clone());
     }

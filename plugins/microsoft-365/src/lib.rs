@@ -13,7 +13,7 @@
 
 use quarry_connector_sdk::page::Page;
 use quarry_connector_sdk::prelude::*;
-use quarry_connector_sdk::text::{html_to_text, join_non_empty};
+use quarry_connector_sdk::text::{html_to_text, join_non_empty, terms_outside_phrases};
 use quarry_connector_sdk::time::date_part;
 
 const SEARCH: &str = "https://graph.microsoft.com/v1.0/search/query";
@@ -139,10 +139,7 @@ fn kql_text(request: &SearchRequest) -> Option<String> {
         .map(|p| format!("\"{p}\""))
         .collect();
     parts.extend(
-        request
-            .terms
-            .iter()
-            .filter(|t| !request.phrases.iter().any(|p| p.contains(t.as_str())))
+        terms_outside_phrases(&request.terms, &request.phrases)
             .map(|t| clean(t))
             .filter(|t| !t.is_empty() && !matches!(t.as_str(), "AND" | "OR" | "NOT")),
     );

@@ -13,7 +13,7 @@
 //! `{instance}/lightning/r/{type}/{Id}/view`.
 
 use quarry_connector_sdk::prelude::*;
-use quarry_connector_sdk::text::join_non_empty;
+use quarry_connector_sdk::text::{join_non_empty, terms_outside_phrases};
 use quarry_connector_sdk::time::{from_unix, to_unix};
 
 const VERSION: &str = "v64.0";
@@ -202,10 +202,7 @@ fn search_string(request: &SearchRequest) -> Option<String> {
         .map(|p| format!("\"{}\"", escape(&p)))
         .collect();
     parts.extend(
-        request
-            .terms
-            .iter()
-            .filter(|t| !request.phrases.iter().any(|p| p.contains(t.as_str())))
+        terms_outside_phrases(&request.terms, &request.phrases)
             .filter(|t| !matches!(t.to_ascii_lowercase().as_str(), "and" | "or" | "not"))
             .map(|t| escape(t)),
     );

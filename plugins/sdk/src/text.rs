@@ -30,13 +30,19 @@ pub fn keywords(terms: &[String], phrases: &[String], sep: &str) -> String {
         .iter()
         .map(|p| format!("\"{}\"", p.replace('"', "")))
         .collect();
-    parts.extend(
-        terms
-            .iter()
-            .filter(|t| !phrases.iter().any(|p| p.contains(t.as_str())))
-            .cloned(),
-    );
+    parts.extend(terms_outside_phrases(terms, phrases).cloned());
     parts.join(sep)
+}
+
+/// The terms no phrase contains, in order: what a query adds after its
+/// quoted phrases, as a term inside a phrase would only repeat it.
+pub fn terms_outside_phrases<'a>(
+    terms: &'a [String],
+    phrases: &'a [String],
+) -> impl Iterator<Item = &'a String> {
+    terms
+        .iter()
+        .filter(|t| !phrases.iter().any(|p| p.contains(t.as_str())))
 }
 
 /// Plain text of an HTML or XHTML fragment (Confluence's storage format,
