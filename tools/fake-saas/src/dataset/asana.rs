@@ -9,7 +9,7 @@ use std::sync::LazyLock;
 
 use serde::{Deserialize, Serialize};
 
-use super::derived::{Derived, derived};
+use super::derived::derived;
 use super::stories::{B, Kind};
 use super::{Person, parse_date, people};
 use crate::search::Doc;
@@ -90,16 +90,6 @@ struct Draft {
     story: String,
 }
 
-/// "Engineering: tracked as ACME-12 (url), fixed in url."
-fn engineering(d: &Derived) -> String {
-    let refs = d.refs_sentence();
-    if refs.is_empty() {
-        String::new()
-    } else {
-        format!("Engineering: {refs}.")
-    }
-}
-
 fn build() -> Vec<AsanaTask> {
     let pm = &people()[super::people::SOFIA];
     let support = &people()[super::people::EMMA];
@@ -109,7 +99,7 @@ fn build() -> Vec<AsanaTask> {
         let s = d.story;
         let slug = d.info.slug.clone();
         let plan = d.write_up(|u| format!("Plan: {u}"));
-        let eng = engineering(&d);
+        let eng = d.refs_in(|refs| format!("Engineering: {refs}."));
         let done = !s.open;
         match s.kind {
             Kind::Doc | Kind::Task

@@ -4,7 +4,7 @@
 
 use super::stories::{STORIES, Story};
 use super::{
-    DATASET_END, GithubItem, JiraIssue, Person, StoryInfo, github_items, jira_issues,
+    DATASET_END, GithubItem, JiraIssue, LinearIssue, Person, StoryInfo, github_items, jira_issues,
     linear_issues, notion_pages, parse_date, people, slack_messages, stories,
 };
 
@@ -30,13 +30,25 @@ pub(crate) struct Derived {
 }
 
 impl Derived {
+    /// The story's Linear issue, if it has one.
+    pub fn linear(&self) -> Option<&'static LinearIssue> {
+        linear_issues().iter().find(|l| l.story == self.info.slug)
+    }
+
+    /// The story's Jira key, else its Linear identifier.
+    pub fn ticket_key(&self) -> Option<String> {
+        self.jira
+            .map(|j| j.key.clone())
+            .or_else(|| self.linear().map(|l| l.identifier.clone()))
+    }
+
     /// `(label, url)` of every record the story has elsewhere.
     pub fn links(&self) -> Vec<(String, String)> {
         let mut out = Vec::new();
         if let Some(j) = self.jira {
             out.push((format!("Jira {}", j.key), j.url.clone()));
         }
-        if let Some(l) = linear_issues().iter().find(|l| l.story == self.info.slug) {
+        if let Some(l) = self.linear() {
             out.push((format!("Linear {}", l.identifier), l.url.clone()));
         }
         if let Some(u) = &self.info.github_issue_url {
@@ -56,13 +68,24 @@ impl Derived {
         let mut parts = Vec::new();
         if let Some(j) = self.jira {
             parts.push(format!("tracked as {} ({})", j.key, j.url));
-        } else if let Some(l) = linear_issues().iter().find(|l| l.story == self.info.slug) {
+        } else if let Some(l) = self.linear() {
             parts.push(format!("tracked as {} ({})", l.identifier, l.url));
         }
         if let Some(u) = &self.info.github_pr_url {
             parts.push(format!("fixed in {u}"));
         }
         parts.join(", ")
+    }
+
+    /// `sentence` around [`Derived::refs_sentence`], or nothing when the story has
+    /// no ticket and no fix.
+    pub fn refs_in(&self, sentence: impl Fn(&str) -> String) -> String {
+        let refs = self.refs_sentence();
+        if refs.is_empty() {
+            String::new()
+        } else {
+            sentence(&refs)
+        }
     }
 
     /// The story's Slack messages as `(unix, author name, plain text)`.

@@ -103,12 +103,7 @@ fn build() -> Vec<IntercomConversation> {
         };
         let s = d.story;
         let refs = d.refs_sentence();
-        let key = d.jira.map(|j| j.key.clone()).or_else(|| {
-            super::linear_issues()
-                .iter()
-                .find(|l| l.story == d.info.slug)
-                .map(|l| l.identifier.clone())
-        });
+        let key = d.ticket_key();
         let note = if refs.is_empty() {
             format!("Known issue: \"{}\". {}", s.title, s.desc)
         } else {

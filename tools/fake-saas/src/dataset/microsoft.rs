@@ -94,16 +94,6 @@ fn blocks_text(blocks: &[B]) -> Vec<String> {
         .collect()
 }
 
-/// The story's Jira key, else its Linear identifier.
-fn key_of(d: &Derived) -> Option<String> {
-    d.jira.map(|j| j.key.clone()).or_else(|| {
-        super::linear_issues()
-            .iter()
-            .find(|l| l.story == d.info.slug)
-            .map(|l| l.identifier.clone())
-    })
-}
-
 /// "Tracked as ACME-12 (url), fixed in url." with a capital letter.
 fn refs_line(d: &Derived) -> String {
     let refs = d.refs_sentence();
@@ -136,7 +126,7 @@ fn build() -> Vec<M365Item> {
         let refs = refs_line(&d);
         let notion = d.write_up(|u| format!("Write-up in Notion: {u}."));
         // Documents open with the ticket, so that it is in every summary.
-        let key = key_of(&d);
+        let key = d.ticket_key();
         let tagged = |title: &str| match &key {
             Some(k) => format!("[{k}] {title}"),
             None => title.to_string(),

@@ -118,12 +118,7 @@ fn build() -> Vec<TrelloCard> {
     for d in derived() {
         let s = d.story;
         let slug_ = d.info.slug.clone();
-        let refs = d.refs_sentence();
-        let eng = if refs.is_empty() {
-            String::new()
-        } else {
-            format!("**Engineering:** {refs}.")
-        };
+        let eng = d.refs_in(|refs| format!("**Engineering:** {refs}."));
         let notion = d.write_up(|u| format!("**Write-up:** {u}"));
         let stage = if s.open { 1 } else { 2 };
         let join = |parts: Vec<String>| {
