@@ -83,6 +83,9 @@ impl Decision {
     }
 }
 
+/// When to retry while the windows cannot be read.
+const UNAVAILABLE_RETRY_SECONDS: i64 = 2;
+
 /// Where the windows are kept.
 enum Windows {
     Local(Arc<LocalWindows>),
@@ -151,6 +154,17 @@ impl RateLimiter {
                 let counts = (counted.minute, counted.day);
                 Ok(Decision::new(window, counted.allowed, counts, counted.now))
             }
+        }
+    }
+
+    /// What the headers show when the windows cannot be read (Redis is
+    /// away): the bucket's limits, nothing remaining until the next window.
+    pub fn unknown(&self, bucket: Bucket) -> Decision {
+        let window = self.window(bucket);
+        let exhausted = Decision::new(window, false, (window.minute, window.day), now());
+        Decision {
+            retry_after: UNAVAILABLE_RETRY_SECONDS,
+            ..exhausted
         }
     }
 

@@ -179,10 +179,20 @@ impl Drop for Engine {
     }
 }
 
-/// An error that means the database could not be reached (not that a
-/// statement was wrong): requests answer 503 and may be retried.
+/// An error that means the database could not be reached or is going away
+/// (not that a statement was wrong): requests answer 503 and may be
+/// retried.
 fn unavailable(error: tokio_postgres::Error) -> anyhow::Error {
-    if error.is_closed() || error.code().is_none() {
+    let away = match error.code() {
+        None => true,
+        Some(code) => {
+            let code = code.code();
+            // 08: connection exceptions; 57P01..57P03: shutting down or
+            // starting; 53: out of resources (connections, memory, disk).
+            code.starts_with("08") || code.starts_with("57P") || code.starts_with("53")
+        }
+    };
+    if error.is_closed() || away {
         anyhow::Error::new(Unavailable(format!("PostgreSQL: {error}")))
     } else {
         anyhow::Error::new(error)

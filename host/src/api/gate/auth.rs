@@ -13,7 +13,7 @@ use super::UserId;
 use crate::api::App;
 use crate::api::error::ApiError;
 use crate::api::routes::Endpoint;
-use crate::store::{TokenCheck, User};
+use crate::store::{TokenCheck, Unavailable, User};
 
 /// The authenticated user of a request.
 #[derive(Debug, Clone)]
@@ -36,6 +36,12 @@ pub enum Identity {
     Expired {
         peer: SocketAddr,
     },
+    /// The token could not be checked: storage is unreachable (a 503, not
+    /// a 401, so that a client keeps its token and retries).
+    Unchecked {
+        peer: SocketAddr,
+        unavailable: bool,
+    },
 }
 
 impl Identity {
@@ -45,7 +51,8 @@ impl Identity {
             Identity::Valid(caller) => caller.user.id.clone(),
             Identity::Missing { peer }
             | Identity::Invalid { peer }
-            | Identity::Expired { peer } => {
+            | Identity::Expired { peer }
+            | Identity::Unchecked { peer, .. } => {
                 format!("addr:{}", peer.ip())
             }
         }
@@ -76,8 +83,9 @@ impl Identity {
             Ok(TokenCheck::Valid { .. }) | Ok(TokenCheck::Unknown) => Identity::Invalid { peer },
             Ok(TokenCheck::Expired) => Identity::Expired { peer },
             Err(error) => {
-                tracing::error!(%error, "token check failed");
-                Identity::Invalid { peer }
+                tracing::error!(error = format!("{error:#}"), "token check failed");
+                let unavailable = error.chain().any(|c| c.is::<Unavailable>());
+                Identity::Unchecked { peer, unavailable }
             }
         }
     }
@@ -129,6 +137,10 @@ pub async fn require(mut request: Request, next: Next) -> Response {
         }
         Some(Identity::Invalid { .. }) => {
             return ApiError::unauthorized("the bearer token is not valid", false).into_response();
+        }
+        Some(Identity::Unchecked { .. }) => {
+            // The limits' layer answered it (503) before this one.
+            return ApiError::unavailable("the bearer token could not be checked").into_response();
         }
         Some(Identity::Missing { .. }) | None => {
             return ApiError::unauthorized(

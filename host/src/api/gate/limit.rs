@@ -20,7 +20,9 @@ use crate::api::routes::Endpoint;
 /// The bucket a request is charged to.
 fn bucket(identity: Option<&Identity>, endpoint: Option<Endpoint>) -> Bucket {
     match (identity, endpoint) {
-        (Some(Identity::Valid(_)), Some(endpoint)) => endpoint.bucket(),
+        (Some(Identity::Valid(_) | Identity::Unchecked { .. }), Some(endpoint)) => {
+            endpoint.bucket()
+        }
         (Some(Identity::Valid(_)), None) => Bucket::Other("unmatched"),
         _ => Bucket::Anonymous,
     }
@@ -52,23 +54,36 @@ pub async fn charge(State(app): State<App>, request: Request, next: Next) -> Res
 }
 
 /// Charges the request, durably (see `limits.rs`). When the windows
-/// cannot be reached, the answer is a 503 without the limits' headers:
-/// nobody knows the windows then.
+/// cannot be reached, the answer is a 503 whose headers show nothing
+/// remaining (the limits fail closed).
 async fn charged(app: &App, extensions: &Extensions) -> Result<Decision, Response> {
     let (subject, bucket) = subject_and_bucket(extensions);
-    app.limiter
-        .charge(&subject, bucket)
-        .await
-        .map_err(|error| ApiError::from(error).into_response())
+    if let Some(Identity::Unchecked { unavailable, .. }) = extensions.get::<Identity>() {
+        // Whose request this is is unknown (storage is away): it is not
+        // charged to the address as an anonymous one would be.
+        let error = match unavailable {
+            true => ApiError::unavailable("the bearer token could not be checked"),
+            false => ApiError::internal("the bearer token could not be checked"),
+        };
+        return Err(with_decision(
+            error.into_response(),
+            app.limiter.unknown(bucket),
+        ));
+    }
+    let charged = app.limiter.charge(&subject, bucket).await;
+    charged.map_err(|error| unreadable_windows(app, bucket, error))
 }
 
 /// The windows as they are, uncharged (an idempotent replay).
 pub async fn peek(app: &App, extensions: &Extensions) -> Result<Decision, Response> {
     let (subject, bucket) = subject_and_bucket(extensions);
-    app.limiter
-        .peek(&subject, bucket)
-        .await
-        .map_err(|error| ApiError::from(error).into_response())
+    let peeked = app.limiter.peek(&subject, bucket).await;
+    peeked.map_err(|error| unreadable_windows(app, bucket, error))
+}
+
+fn unreadable_windows(app: &App, bucket: Bucket, error: anyhow::Error) -> Response {
+    let response = ApiError::from(error).into_response();
+    with_decision(response, app.limiter.unknown(bucket))
 }
 
 /// Answers `error` (a refused body), charged: the limits' 429 first when a
