@@ -49,11 +49,17 @@ pub struct SharedBackend {
 }
 
 impl SharedBackend {
+    /// A database and a key prefix in the run's PostgreSQL and Redis.
     pub fn create() -> SharedBackend {
         let server_url = std::env::var("QUARRY_TEST_POSTGRES_URL")
             .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".into());
         let redis_url = std::env::var("QUARRY_TEST_REDIS_URL")
             .unwrap_or_else(|_| "redis://127.0.0.1:6379".into());
+        SharedBackend::create_on(server_url, redis_url)
+    }
+
+    /// A database and a key prefix in these engines (a test's own).
+    pub fn create_on(server_url: String, redis_url: String) -> SharedBackend {
         if MADE.load(Ordering::Relaxed) == 0 {
             drop_leftovers(&server_url);
         }
