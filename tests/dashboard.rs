@@ -4,170 +4,12 @@
 
 use std::time::Duration;
 
+use quarry_tests::dashboard_client::{
+    Browser, PASSWORD, Page, approve_at_device, between, collect_device_tokens, oauth_form,
+    signed_in,
+};
 use quarry_tests::server::Demo;
-use reqwest::StatusCode;
 use serde_json::{Value, json};
-
-const PASSWORD: &str = "quarry-demo-password";
-
-/// A browser of one person: their session cookie, and a client that trusts
-/// the demo's CA and the fake vendors' CA and follows no redirect.
-struct Browser {
-    client: reqwest::Client,
-    origin: String,
-    /// The session cookie (`name=value`).
-    cookie: Option<String>,
-    /// The single sign-on flow's cookie, while one is in flight.
-    sso_cookie: Option<String>,
-}
-
-struct Page {
-    status: StatusCode,
-    location: Option<String>,
-    headers: reqwest::header::HeaderMap,
-    text: String,
-}
-
-impl Browser {
-    fn new(demo: &Demo) -> Browser {
-        let ca = std::fs::read(&demo.ca_cert).expect("demo CA");
-        let fake_ca =
-            std::fs::read(demo.data_dir.join("tls/fake-saas-ca.pem")).expect("fake vendors' CA");
-        let client = reqwest::Client::builder()
-            .use_rustls_tls()
-            .tls_built_in_root_certs(false)
-            .add_root_certificate(reqwest::Certificate::from_pem(&ca).unwrap())
-            .add_root_certificate(reqwest::Certificate::from_pem(&fake_ca).unwrap())
-            .redirect(reqwest::redirect::Policy::none())
-            .timeout(Duration::from_secs(60))
-            .build()
-            .unwrap();
-        Browser {
-            client,
-            origin: demo.base_url.trim_end_matches("/v1").to_string(),
-            cookie: None,
-            sso_cookie: None,
-        }
-    }
-
-    async fn read(&mut self, response: reqwest::Response) -> Page {
-        let status = response.status();
-        let headers = response.headers().clone();
-        for value in headers.get_all("set-cookie") {
-            let value = value.to_str().unwrap();
-            let pair = value.split(';').next().unwrap();
-            let (name, v) = pair.split_once('=').unwrap();
-            for attribute in ["Secure", "HttpOnly", "SameSite=Lax", "Path=/"] {
-                assert!(value.contains(attribute), "{value} lacks {attribute}");
-            }
-            let kept = (!v.is_empty()).then(|| pair.to_string());
-            match name {
-                "__Host-quarry_session" => self.cookie = kept,
-                "__Host-quarry_sso" => self.sso_cookie = kept,
-                other => panic!("an unexpected cookie {other}"),
-            }
-        }
-        Page {
-            status,
-            location: headers
-                .get("location")
-                .map(|l| l.to_str().unwrap().to_string()),
-            headers,
-            text: response.text().await.unwrap(),
-        }
-    }
-
-    fn url(&self, path: &str) -> String {
-        if path.starts_with("https://") {
-            path.to_string()
-        } else {
-            format!("{}{path}", self.origin)
-        }
-    }
-
-    /// The Cookie header this browser sends.
-    fn cookies(&self) -> Option<String> {
-        let all: Vec<&str> = [&self.cookie, &self.sso_cookie]
-            .into_iter()
-            .flatten()
-            .map(String::as_str)
-            .collect();
-        (!all.is_empty()).then(|| all.join("; "))
-    }
-
-    async fn get(&mut self, path: &str) -> Page {
-        let mut request = self.client.get(self.url(path));
-        if let Some(cookies) = self.cookies() {
-            request = request.header("cookie", cookies);
-        }
-        let response = request.send().await.unwrap();
-        self.read(response).await
-    }
-
-    async fn post_from(&mut self, path: &str, form: &[(&str, &str)], origin: &str) -> Page {
-        let mut request = self
-            .client
-            .post(self.url(path))
-            .header("origin", origin)
-            .form(form);
-        if let Some(cookies) = self.cookies() {
-            request = request.header("cookie", cookies);
-        }
-        let response = request.send().await.unwrap();
-        self.read(response).await
-    }
-
-    async fn post(&mut self, path: &str, form: &[(&str, &str)]) -> Page {
-        let origin = self.origin.clone();
-        self.post_from(path, form, &origin).await
-    }
-
-    async fn sign_in(&mut self, email: &str, password: &str) -> Page {
-        self.post(
-            "/dashboard/login",
-            &[("email", email), ("password", password)],
-        )
-        .await
-    }
-
-    /// The CSRF token of the page at `path`.
-    async fn csrf(&mut self, path: &str) -> String {
-        let page = self.get(path).await;
-        assert_eq!(page.status, 200, "{path}: {}", page.text);
-        between(&page.text, r#"name="csrf" value=""#, "\"").expect("a csrf field")
-    }
-
-    /// Deletes the signed-in person's data, typing `email` to confirm.
-    async fn delete_account(&mut self, email: &str) -> Page {
-        let page = "/dashboard/account/delete";
-        self.submit(page, page, &[("confirm_email", email)]).await
-    }
-
-    /// Posts a form of the page at `path` to `action`, with its CSRF token.
-    async fn submit(&mut self, path: &str, action: &str, fields: &[(&str, &str)]) -> Page {
-        let csrf = self.csrf(path).await;
-        let mut form = vec![("csrf", csrf.as_str())];
-        form.extend_from_slice(fields);
-        self.post(action, &form).await
-    }
-}
-
-fn between(text: &str, start: &str, end: &str) -> Option<String> {
-    let from = text.find(start)? + start.len();
-    let to = text[from..].find(end)? + from;
-    Some(text[from..to].to_string())
-}
-
-async fn signed_in(demo: &Demo, name: &str) -> Browser {
-    let mut browser = Browser::new(demo);
-    let page = browser
-        .sign_in(&format!("{name}@acme.test"), PASSWORD)
-        .await;
-    assert_eq!(page.status, 303, "{}", page.text);
-    assert_eq!(page.location.as_deref(), Some("/dashboard/tools"));
-    assert!(browser.cookie.is_some());
-    browser
-}
 
 #[tokio::test]
 async fn signing_in_checks_the_password_and_limits_failures() {
@@ -498,7 +340,7 @@ async fn an_assistant_is_approved_at_device_and_gets_tokens() {
     let demo = Demo::start(&[]);
     let mut alice = signed_in(&demo, "alice").await;
     let device_code = approve_at_device(&demo, &mut alice, "Test Assistant <3>").await;
-    let tokens = collect_device_tokens(&demo, &device_code, "Test Assistant <3>").await;
+    let tokens = collect_device_tokens(&demo, 0, &device_code, "Test Assistant <3>").await;
     let access = tokens["access_token"].as_str().expect("an API token");
     assert_eq!(tokens["token_type"], "Bearer");
     assert_eq!(tokens["expires_in"], 3600);
@@ -508,6 +350,7 @@ async fn an_assistant_is_approved_at_device_and_gets_tokens() {
 
     let renewed: Value = oauth_form(
         &demo,
+        0,
         "/oauth/token",
         &[
             ("grant_type", "refresh_token"),
@@ -519,81 +362,6 @@ async fn an_assistant_is_approved_at_device_and_gets_tokens() {
     let second = renewed["access_token"].as_str().expect("a renewed token");
     assert_ne!(renewed["refresh_token"], tokens["refresh_token"], "rotated");
     demo.get("/me", Some(second)).await.expect(200, None);
-}
-
-fn oauth_url(demo: &Demo, path: &str) -> String {
-    format!("{}{path}", demo.base_url.trim_end_matches("/v1"))
-}
-
-/// Posts a form to one of the `/oauth/*` endpoints, as an assistant does;
-/// the JSON answer.
-async fn oauth_form(demo: &Demo, path: &str, form: &[(&str, &str)]) -> Value {
-    demo.client
-        .post(oauth_url(demo, path))
-        .form(form)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap()
-}
-
-/// An assistant asks for a device code and the signed-in person approves it
-/// at `/device` (typing it in lower case); returns the device code.
-async fn approve_at_device(demo: &Demo, person: &mut Browser, client_id: &str) -> String {
-    let start: Value = oauth_form(
-        demo,
-        "/oauth/device_authorization",
-        &[("client_id", client_id)],
-    )
-    .await;
-    let user_code = start["user_code"].as_str().unwrap();
-    let page = person.get(&format!("/device?user_code={user_code}")).await;
-    assert_eq!(page.status, 200, "{}", page.text);
-    assert!(page.text.contains(user_code), "the code is filled in");
-    let wrong = person
-        .submit("/device", "/device", &[("user_code", "BCDF-BCDF")])
-        .await;
-    assert_eq!(wrong.status, 404, "{}", wrong.text);
-    let typed = user_code.to_lowercase();
-    let review = person
-        .submit("/device", "/device", &[("user_code", &typed)])
-        .await;
-    assert_eq!(review.status, 200, "{}", review.text);
-    let escaped = client_id.replace('<', "&lt;").replace('>', "&gt;");
-    assert!(
-        review.text.contains(&escaped),
-        "the assistant is named, escaped: {}",
-        review.text
-    );
-    let csrf = between(&review.text, r#"name="csrf" value=""#, "\"").unwrap();
-    let approved = person
-        .post(
-            "/device/decide",
-            &[
-                ("csrf", &csrf),
-                ("user_code", user_code),
-                ("decision", "approve"),
-            ],
-        )
-        .await;
-    assert_eq!(approved.status, 200, "{}", approved.text);
-    start["device_code"].as_str().unwrap().to_string()
-}
-
-/// The assistant's poll after approval: its API token and refresh token.
-async fn collect_device_tokens(demo: &Demo, device_code: &str, client_id: &str) -> Value {
-    oauth_form(
-        demo,
-        "/oauth/token",
-        &[
-            ("grant_type", "urn:ietf:params:oauth:grant-type:device_code"),
-            ("device_code", device_code),
-            ("client_id", client_id),
-        ],
-    )
-    .await
 }
 
 // ---- single sign-on (the demo's Okta, played by fake-saas) ----------------
@@ -972,7 +740,7 @@ async fn after_a_deletion_no_space_holds_a_record_that_names_the_user() {
         started.text
     );
     let collected = approve_at_device(&demo, &mut alice, "Assistant A").await;
-    let tokens = collect_device_tokens(&demo, &collected, "Assistant A").await;
+    let tokens = collect_device_tokens(&demo, 0, &collected, "Assistant A").await;
     assert!(tokens["refresh_token"].is_string(), "{tokens}");
     approve_at_device(&demo, &mut alice, "Assistant B").await;
     demo.call(reqwest::Method::POST, "/query")

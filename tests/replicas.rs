@@ -7,6 +7,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use quarry_tests::dashboard_client::{approve_at_device, collect_device_tokens, signed_in_on};
 use quarry_tests::server::{Demo, Reply, avoid_window_edge};
 use quarry_tests::shared::SharedBackend;
 use quarry_tests::webhook_receiver::{Receiver, ReceiverOptions};
@@ -338,4 +339,28 @@ async fn a_deletion_whose_replica_died_is_finished_by_another() {
         .get("/me", Some(survivor.bob()))
         .await
         .expect(200, None);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_device_code_started_on_one_replica_is_approved_on_another_and_polled_on_a_third() {
+    let (_backend, demo) = three_replicas(&[]);
+    // The assistant asks A; alice approves at B's /device; the assistant
+    // polls C, and its token works on every replica.
+    let mut alice = signed_in_on(&demo, 1, "alice").await;
+    let device_code = approve_at_device(&demo, &mut alice, "Assistant").await;
+    let tokens = collect_device_tokens(&demo, 2, &device_code, "Assistant").await;
+    let token = tokens["access_token"]
+        .as_str()
+        .unwrap_or_else(|| panic!("C issues the token B's approval allowed: {tokens}"));
+    for replica in 0..REPLICAS {
+        demo.call(Method::GET, "/me")
+            .on(replica)
+            .token(token)
+            .send()
+            .await
+            .expect(200, None);
+    }
+    // The code is spent everywhere: a second poll, on A, is refused.
+    let again = collect_device_tokens(&demo, 0, &device_code, "Assistant").await;
+    assert_eq!(again["error"], "invalid_grant", "{again}");
 }

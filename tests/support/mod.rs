@@ -9,6 +9,8 @@
 //! folder of their own.
 
 pub mod contract;
+pub mod dashboard_client;
+pub mod engines;
 pub mod server;
 pub mod shared;
 pub mod webhook_receiver;
