@@ -10,28 +10,27 @@ use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-use super::App;
 use super::error::ApiError;
-use super::gate::{BodyHash, Identity, limit};
-use crate::store::{ClaimOutcome, IdempotencyRecord, RequestState};
+use super::gate::{BodyHash, Gate, Identity, limit};
+use crate::store::{ClaimOutcome, IdempotencyRecord, RequestState, Store};
 
 pub const HEADER: &str = "idempotency-key";
 
 /// Layer (`POST /v1/query`): a repeated request (same user, key and body
 /// within 24 hours) gets the stored response, marked `Idempotent-Replayed`
 /// and not charged: the limits' windows are shown, not counted.
-pub async fn replay(State(app): State<App>, request: Request, next: Next) -> Response {
+pub async fn replay(State(gate): State<Gate>, request: Request, next: Next) -> Response {
     let stored = match (
         request.extensions().get::<Identity>(),
         request.extensions().get::<BodyHash>(),
     ) {
         (Some(Identity::Valid(caller)), Some(BodyHash(hash))) => {
-            stored_answer(&app, &caller.user.id, request.headers(), hash)
+            stored_answer(&gate.store, &caller.user.id, request.headers(), hash)
         }
         _ => None,
     };
     match stored {
-        Some(response) => match limit::peek(&app, request.extensions()).await {
+        Some(response) => match limit::peek(&gate, request.extensions()).await {
             Ok(decision) => limit::with_decision(response, decision),
             Err(unavailable) => unavailable,
         },
@@ -41,13 +40,13 @@ pub async fn replay(State(app): State<App>, request: Request, next: Next) -> Res
 
 /// The stored response for a repeated request, if this is one.
 fn stored_answer(
-    app: &App,
+    store: &Store,
     user_id: &str,
     headers: &HeaderMap,
     body_hash: &str,
 ) -> Option<Response> {
     let key = key_of(headers).ok()??;
-    let record = app.store.idempotency_record(user_id, &key).ok()??;
+    let record = store.idempotency_record(user_id, &key).ok()??;
     if record.body_hash != body_hash {
         return None;
     }
@@ -89,7 +88,7 @@ pub fn key_of(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
 
 /// A running request that holds its key until it finishes.
 pub struct Claim<'a> {
-    app: &'a App,
+    store: &'a Store,
     user_id: String,
     key: String,
     body_hash: String,
@@ -105,14 +104,14 @@ pub enum Claimed<'a> {
 
 /// Claims `key` for this request, or says why it cannot run.
 pub fn claim<'a>(
-    app: &'a App,
+    store: &'a Store,
     user_id: &str,
     key: String,
     body_hash: &str,
 ) -> Result<Claimed<'a>, ApiError> {
-    match app.store.claim_idempotency_key(user_id, &key, body_hash)? {
+    match store.claim_idempotency_key(user_id, &key, body_hash)? {
         ClaimOutcome::Claimed => Ok(Claimed::Run(Claim {
-            app,
+            store,
             user_id: user_id.to_string(),
             key,
             body_hash: body_hash.to_string(),
@@ -142,7 +141,7 @@ impl Claim<'_> {
         if status != StatusCode::OK {
             return Ok(());
         }
-        self.app.store.answer_idempotency_key(
+        self.store.answer_idempotency_key(
             &self.user_id,
             &self.key,
             &self.body_hash,
@@ -159,8 +158,7 @@ impl Drop for Claim<'_> {
             return;
         }
         let released =
-            self.app
-                .store
+            self.store
                 .release_idempotency_key(&self.user_id, &self.key, &self.body_hash);
         if let Err(error) = released {
             // The lease frees the key later.

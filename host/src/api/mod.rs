@@ -76,20 +76,14 @@ parts! {
     issuer: crate::issuer::Issuer,
 }
 
-impl App {
-    /// Whether the user's deletion has begun (their requests are refused).
-    pub fn is_blocked(&self, user_id: &str) -> bool {
-        self.deletions.is_blocked(user_id)
-    }
-}
-
 pub fn router(app: App) -> Router {
+    let gate = gate::Gate::from_ref(&app);
     let v1 = Endpoint::ALL
         .into_iter()
         .fold(Router::new(), |router, endpoint| {
             router.route(
                 endpoint.path(),
-                gate::guard(&app, endpoint, handlers(endpoint)),
+                gate::guard(&gate, endpoint, handlers(endpoint)),
             )
         })
         .fallback(gate::limit::not_found)

@@ -56,7 +56,7 @@ pub async fn query(
     let connectors = resolve_connectors(&app, &caller.user.id, body.connectors)?;
     let connectors = refresh_tokens(&app, &caller.user.id, connectors).await;
     let mut claim = match key {
-        Some(key) => match idempotency::claim(&app, &caller.user.id, key, &body_hash)? {
+        Some(key) => match idempotency::claim(&app.store, &caller.user.id, key, &body_hash)? {
             Claimed::Run(claim) => Some(claim),
             Claimed::Replay(answer) => return Ok(answer),
         },

@@ -9,8 +9,8 @@ use axum::http::{HeaderMap, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
+use super::Gate;
 use super::UserId;
-use crate::api::App;
 use crate::api::error::ApiError;
 use crate::api::routes::Endpoint;
 use crate::store::{TokenCheck, Unavailable, User};
@@ -66,15 +66,15 @@ impl Identity {
     }
 
     /// Checks the request's bearer token (a user being deleted is refused).
-    pub fn of(app: &App, headers: &HeaderMap, peer: SocketAddr) -> Identity {
+    pub fn of(gate: &Gate, headers: &HeaderMap, peer: SocketAddr) -> Identity {
         let Some(value) = headers.get(header::AUTHORIZATION) else {
             return Identity::Missing { peer };
         };
         let Some(token) = value.to_str().ok().and_then(bearer_token) else {
             return Identity::Invalid { peer };
         };
-        match app.store.check_token(token) {
-            Ok(TokenCheck::Valid { user, expires_at }) if !app.is_blocked(&user.id) => {
+        match gate.store.check_token(token) {
+            Ok(TokenCheck::Valid { user, expires_at }) if !gate.deletions.is_blocked(&user.id) => {
                 Identity::Valid(Caller {
                     user,
                     token_expires_at: expires_at,
@@ -98,12 +98,12 @@ fn bearer_token(value: &str) -> Option<&str> {
 
 /// Layer: finds the request's [`Identity`]; refuses nothing.
 pub async fn identify(
-    State(app): State<App>,
+    State(gate): State<Gate>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     mut request: Request,
     next: Next,
 ) -> Response {
-    let identity = Identity::of(&app, request.headers(), peer);
+    let identity = Identity::of(&gate, request.headers(), peer);
     let user = identity.user_id().map(|id| UserId(id.to_string()));
     let endpoint = request.extensions().get::<Endpoint>().copied();
     request.extensions_mut().insert(identity);

@@ -8,8 +8,7 @@ use axum::middleware::Next;
 use axum::response::Response;
 use sha2::{Digest, Sha256};
 
-use super::limit;
-use crate::api::App;
+use super::{Gate, limit};
 use crate::api::error::{ApiError, ErrorType};
 
 /// Largest request body accepted.
@@ -24,11 +23,11 @@ const DRAIN_TIME: std::time::Duration = std::time::Duration::from_secs(2);
 pub struct BodyHash(pub String);
 
 /// Layer: reads the body (a refused body is charged like any request).
-pub async fn limit(State(app): State<App>, request: Request, next: Next) -> Response {
+pub async fn limit(State(gate): State<Gate>, request: Request, next: Next) -> Response {
     let (parts, body) = request.into_parts();
     let bytes = match read(&parts.headers, body).await {
         Ok(bytes) => bytes,
-        Err(error) => return limit::refuse(&app, &parts.extensions, error).await,
+        Err(error) => return limit::refuse(&gate, &parts.extensions, error).await,
     };
     let mut request = Request::from_parts(parts, Body::from(bytes.clone()));
     request

@@ -11,8 +11,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use super::auth::Identity;
-use super::{RequestStart, UserId, body};
-use crate::api::App;
+use super::{Gate, RequestStart, UserId, body};
 use crate::api::error::{ApiError, ErrorType};
 use crate::api::limits::{Bucket, Decision};
 use crate::api::routes::Endpoint;
@@ -36,9 +35,9 @@ fn subject_and_bucket(extensions: &Extensions) -> (String, Bucket) {
 }
 
 /// Layer: charges the request; refuses it (429) when a window is full.
-pub async fn charge(State(app): State<App>, request: Request, next: Next) -> Response {
+pub async fn charge(State(gate): State<Gate>, request: Request, next: Next) -> Response {
     let endpoint = request.extensions().get::<Endpoint>().copied();
-    let decision = match charged(&app, request.extensions()).await {
+    let decision = match charged(&gate, request.extensions()).await {
         Ok(decision) => decision,
         Err(response) => return response,
     };
@@ -48,7 +47,7 @@ pub async fn charge(State(app): State<App>, request: Request, next: Next) -> Res
     if endpoint == Some(Endpoint::Query)
         && let Some(RequestStart(started)) = request.extensions().get::<RequestStart>()
     {
-        app.metrics.observe_stage("auth_limits", started.elapsed());
+        gate.metrics.observe_stage("auth_limits", started.elapsed());
     }
     with_decision(next.run(request).await, decision)
 }
@@ -56,7 +55,7 @@ pub async fn charge(State(app): State<App>, request: Request, next: Next) -> Res
 /// Charges the request, durably (see `limits.rs`). When the windows
 /// cannot be reached, the answer is a 503 whose headers show nothing
 /// remaining (the limits fail closed).
-async fn charged(app: &App, extensions: &Extensions) -> Result<Decision, Response> {
+async fn charged(gate: &Gate, extensions: &Extensions) -> Result<Decision, Response> {
     let (subject, bucket) = subject_and_bucket(extensions);
     if let Some(Identity::Unchecked { unavailable, .. }) = extensions.get::<Identity>() {
         // Whose request this is is unknown (storage is away): it is not
@@ -67,29 +66,29 @@ async fn charged(app: &App, extensions: &Extensions) -> Result<Decision, Respons
         };
         return Err(with_decision(
             error.into_response(),
-            app.limiter.unknown(bucket),
+            gate.limiter.unknown(bucket),
         ));
     }
-    let charged = app.limiter.charge(&subject, bucket).await;
-    charged.map_err(|error| unreadable_windows(app, bucket, error))
+    let charged = gate.limiter.charge(&subject, bucket).await;
+    charged.map_err(|error| unreadable_windows(gate, bucket, error))
 }
 
 /// The windows as they are, uncharged (an idempotent replay).
-pub async fn peek(app: &App, extensions: &Extensions) -> Result<Decision, Response> {
+pub async fn peek(gate: &Gate, extensions: &Extensions) -> Result<Decision, Response> {
     let (subject, bucket) = subject_and_bucket(extensions);
-    let peeked = app.limiter.peek(&subject, bucket).await;
-    peeked.map_err(|error| unreadable_windows(app, bucket, error))
+    let peeked = gate.limiter.peek(&subject, bucket).await;
+    peeked.map_err(|error| unreadable_windows(gate, bucket, error))
 }
 
-fn unreadable_windows(app: &App, bucket: Bucket, error: anyhow::Error) -> Response {
+fn unreadable_windows(gate: &Gate, bucket: Bucket, error: anyhow::Error) -> Response {
     let response = ApiError::from(error).into_response();
-    with_decision(response, app.limiter.unknown(bucket))
+    with_decision(response, gate.limiter.unknown(bucket))
 }
 
 /// Answers `error` (a refused body), charged: the limits' 429 first when a
 /// window is full.
-pub async fn refuse(app: &App, extensions: &Extensions, error: ApiError) -> Response {
-    let decision = match charged(app, extensions).await {
+pub async fn refuse(gate: &Gate, extensions: &Extensions, error: ApiError) -> Response {
+    let decision = match charged(gate, extensions).await {
         Ok(decision) => decision,
         Err(response) => return response,
     };
@@ -126,18 +125,18 @@ fn rate_limited(decision: Decision, endpoint: Option<Endpoint>) -> ApiError {
 
 /// The router's fallback: no endpoint at this path (404), charged.
 pub async fn not_found(
-    State(app): State<App>,
+    State(gate): State<Gate>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     request: Request,
 ) -> Response {
     let error = ApiError::not_found(format!("no endpoint at {}", request.uri().path()));
-    miss(&app, peer, request, error).await
+    miss(&gate, peer, request, error).await
 }
 
 /// The router's fallback for a path served with other methods (405, with
 /// `Allow`), charged.
 pub async fn method_not_allowed(
-    State(app): State<App>,
+    State(gate): State<Gate>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     request: Request,
 ) -> Response {
@@ -153,13 +152,13 @@ pub async fn method_not_allowed(
     ))
     .with_status(StatusCode::METHOD_NOT_ALLOWED)
     .with_header(header::ALLOW, &allowed);
-    miss(&app, peer, request, error).await
+    miss(&gate, peer, request, error).await
 }
 
 /// A request no endpoint takes: identified, its body read (and bounded),
 /// charged, then answered with `error`.
-async fn miss(app: &App, peer: SocketAddr, request: Request, error: ApiError) -> Response {
-    let identity = Identity::of(app, request.headers(), peer);
+async fn miss(gate: &Gate, peer: SocketAddr, request: Request, error: ApiError) -> Response {
+    let identity = Identity::of(gate, request.headers(), peer);
     let user = identity.user_id().map(|id| UserId(id.to_string()));
     let (mut parts, body) = request.into_parts();
     parts.extensions.insert(identity);
@@ -167,7 +166,7 @@ async fn miss(app: &App, peer: SocketAddr, request: Request, error: ApiError) ->
         Ok(_) => error,
         Err(body_error) => body_error,
     };
-    let mut response = refuse(app, &parts.extensions, error).await;
+    let mut response = refuse(gate, &parts.extensions, error).await;
     if let Some(user) = user {
         response.extensions_mut().insert(user);
     }

@@ -19,19 +19,49 @@
 //!
 //! What the inner layers learn for the outer one travels in the response's
 //! extensions: the [`Endpoint`], the user's id and the limits' [`Decision`].
+//! The layers see only the [`Gate`] part of the API's state.
 
 pub mod auth;
 pub mod body;
 pub mod limit;
 mod observe;
 
+use std::sync::Arc;
+
+use axum::extract::FromRef;
 use axum::routing::MethodRouter;
 
 pub use self::auth::{Caller, Identity};
 pub use self::body::{BodyHash, MAX_BODY_BYTES};
 pub use self::observe::observe;
 use super::App;
+use super::limits::RateLimiter;
 use super::routes::Endpoint;
+use crate::deletion::Deletions;
+use crate::metrics::Metrics;
+use crate::store::Store;
+
+/// What the gate's layers use of the API's state, and nothing more: the
+/// tokens (in the store), whose deletion has begun, the limits' windows
+/// and the metrics.
+#[derive(Clone)]
+pub struct Gate {
+    pub store: Arc<Store>,
+    pub deletions: Arc<Deletions>,
+    pub limiter: Arc<RateLimiter>,
+    pub metrics: Arc<Metrics>,
+}
+
+impl FromRef<App> for Gate {
+    fn from_ref(app: &App) -> Gate {
+        Gate {
+            store: app.store.clone(),
+            deletions: app.deletions.clone(),
+            limiter: app.limiter.clone(),
+            metrics: app.metrics.clone(),
+        }
+    }
+}
 
 /// The user a response was for (for the log line), when known.
 #[derive(Debug, Clone)]
@@ -42,18 +72,18 @@ pub struct UserId(pub String);
 pub struct RequestStart(pub std::time::Instant);
 
 /// Wraps one endpoint's handlers in the gate's per-route layers.
-pub fn guard(app: &App, endpoint: Endpoint, route: MethodRouter<App>) -> MethodRouter<App> {
+pub fn guard(gate: &Gate, endpoint: Endpoint, route: MethodRouter<App>) -> MethodRouter<App> {
     use axum::middleware::{from_fn, from_fn_with_state};
     // Layers run outermost last-added: the list below reads inside out.
     let route = route.route_layer(from_fn(auth::require));
-    let route = route.route_layer(from_fn_with_state(app.clone(), limit::charge));
+    let route = route.route_layer(from_fn_with_state(gate.clone(), limit::charge));
     let route = if endpoint.is_idempotent() {
-        route.route_layer(from_fn_with_state(app.clone(), super::idempotency::replay))
+        route.route_layer(from_fn_with_state(gate.clone(), super::idempotency::replay))
     } else {
         route
     };
     route
-        .route_layer(from_fn_with_state(app.clone(), body::limit))
-        .route_layer(from_fn_with_state(app.clone(), auth::identify))
+        .route_layer(from_fn_with_state(gate.clone(), body::limit))
+        .route_layer(from_fn_with_state(gate.clone(), auth::identify))
         .route_layer(axum::Extension(endpoint))
 }
