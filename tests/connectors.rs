@@ -111,16 +111,7 @@ async fn records_are_mapped_field_for_field() {
     );
     assert!(!doc.content.is_empty(), "the ADF description became text");
 
-    let page = dataset::notion_pages()
-        .iter()
-        .find(|p| !p.blocks.is_empty())
-        .unwrap();
-    let word = page
-        .title
-        .split_whitespace()
-        .find(|w| w.len() > 5)
-        .unwrap()
-        .to_lowercase();
+    let (page, word) = quarry_tests::notion_page_and_title_word();
     let docs = h.search("notion", &request(&word, 10)).await.unwrap();
     let doc = docs
         .iter()

@@ -159,16 +159,7 @@ async fn the_python_connector_searches_slack_like_the_rust_one() {
 async fn the_javascript_connector_searches_notion_through_a_query_route() {
     let h = Harness::start(&["notion"]).await;
     let load = install_foreign(&h, "js-notion", "js-notion", |m| m).await;
-    let page = dataset::notion_pages()
-        .iter()
-        .find(|p| !p.blocks.is_empty())
-        .unwrap();
-    let word = page
-        .title
-        .split_whitespace()
-        .find(|w| w.len() > 5)
-        .unwrap()
-        .to_lowercase();
+    let (page, word) = quarry_tests::notion_page_and_title_word();
     let started = Instant::now();
     let docs = h
         .registry

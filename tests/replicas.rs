@@ -44,6 +44,15 @@ async fn query_on(demo: &Demo, replica: usize, token: &str, body: &Value) -> Rep
         .await
 }
 
+async fn deep_search_on(demo: &Demo, replica: usize, body: &Value) -> Reply {
+    demo.call(Method::POST, "/deep_search")
+        .on(replica)
+        .token(demo.alice())
+        .json(body)
+        .send()
+        .await
+}
+
 async fn keyed_on(demo: &Demo, replica: usize, key: &str, body: &Value) -> Reply {
     demo.call(Method::POST, "/query")
         .on(replica)
@@ -164,23 +173,11 @@ async fn what_one_replica_archived_a_deep_search_on_another_finds_at_once() {
     let term = json!({ "query": "checkout timeouts" });
     // Replica 1 loads alice's (empty) index first, so that it must notice
     // what replica 0 archives after.
-    let before = demo
-        .call(Method::POST, "/deep_search")
-        .on(1)
-        .token(demo.alice())
-        .json(&term)
-        .send()
-        .await;
+    let before = deep_search_on(&demo, 1, &term).await;
     before.expect(200, None);
     let answered = query_on(&demo, 0, demo.alice(), &small_query()).await;
     answered.expect(200, None);
-    let found = demo
-        .call(Method::POST, "/deep_search")
-        .on(1)
-        .token(demo.alice())
-        .json(&term)
-        .send()
-        .await;
+    let found = deep_search_on(&demo, 1, &term).await;
     found.expect(200, None);
     let results = found.body["archive_results"]
         .as_array()

@@ -435,14 +435,7 @@ fn the_document_examples_match_their_schemas() {
 /// self-test varies one thing at a time.
 fn headers(pairs: &[(&str, &str)]) -> HeaderMap {
     let mut map = HeaderMap::new();
-    for name in [
-        "x-ratelimit-limit-minute",
-        "x-ratelimit-remaining-minute",
-        "x-ratelimit-reset-minute",
-        "x-ratelimit-limit-day",
-        "x-ratelimit-remaining-day",
-        "x-ratelimit-reset-day",
-    ] {
+    for name in RATE_LIMIT_HEADERS {
         map.insert(
             reqwest::header::HeaderName::from_static(name),
             "1".parse().unwrap(),

@@ -248,3 +248,19 @@ pub fn request(query: &str, max_results: u32) -> SearchRequest {
         ..SearchRequest::default()
     }
 }
+
+/// A Notion page of the fake company with content, and a word of its title
+/// (longer than five letters, lower case) that finds it.
+pub fn notion_page_and_title_word() -> (&'static fake_saas::dataset::NotionPage, String) {
+    let page = fake_saas::dataset::notion_pages()
+        .iter()
+        .find(|p| !p.blocks.is_empty())
+        .expect("a Notion page with blocks");
+    let word = page
+        .title
+        .split_whitespace()
+        .find(|w| w.len() > 5)
+        .expect("a long word in its title")
+        .to_lowercase();
+    (page, word)
+}
