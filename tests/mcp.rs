@@ -269,7 +269,10 @@ async fn the_transport_is_stateless_and_one_message_per_post() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_query_call_counts_against_the_query_limits_and_is_archived() {
     // A day window: no minute boundary can refill it mid-test.
-    let demo = Demo::start(&[("QUARRY_LIMITS__QUERY__DAY", "2")]);
+    let demo = Demo::start(&[
+        ("QUARRY_LIMITS__QUERY__MINUTE", "100"),
+        ("QUARRY_LIMITS__QUERY__DAY", "2"),
+    ]);
     let alice = Raw::new(&demo, demo.mcp_token("alice"));
     let first = alice
         .tool("query", json!({ "query": "checkout timeouts" }))
@@ -329,7 +332,10 @@ async fn a_query_call_counts_against_the_query_limits_and_is_archived() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_idempotency_key_replays_a_query_call_for_free() {
-    let demo = Demo::start(&[("QUARRY_LIMITS__QUERY__DAY", "1")]);
+    let demo = Demo::start(&[
+        ("QUARRY_LIMITS__QUERY__MINUTE", "100"),
+        ("QUARRY_LIMITS__QUERY__DAY", "1"),
+    ]);
     let alice = Raw::new(&demo, demo.mcp_token("alice"));
     let arguments = json!({ "query": "checkout timeouts", "idempotency_key": "k-1" });
     let first = alice.tool("query", arguments.clone()).await;
