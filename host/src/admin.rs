@@ -8,7 +8,7 @@ use clap::Subcommand;
 use crate::calendar::rfc3339;
 use crate::config::Config;
 use crate::secret::Secret;
-use crate::store::{Grant, GrantStatus, Store, now};
+use crate::store::{Audience, Grant, GrantStatus, Store, now};
 
 #[derive(Subcommand, Debug)]
 pub enum Action {
@@ -20,6 +20,10 @@ pub enum Action {
         /// Lifetime; the configured `token_ttl_seconds` by default.
         #[arg(long)]
         ttl_seconds: Option<u64>,
+        /// Where the token may be used: `v1` (the REST API) or `mcp` (the
+        /// MCP endpoint, `/mcp`).
+        #[arg(long, default_value = "v1", value_parser = parse_audience)]
+        audience: Audience,
     },
     /// Connect a connector for a user with an upstream token.
     Connect {
@@ -70,15 +74,19 @@ pub fn run(config: &Config, action: Action) -> Result<()> {
                 serde_json::json!({ "user_id": user.id, "email": user.email })
             );
         }
-        Action::IssueToken { email, ttl_seconds } => {
+        Action::IssueToken {
+            email,
+            ttl_seconds,
+            audience,
+        } => {
             let user = store
                 .user_by_email(&email)?
                 .with_context(|| format!("no user {email}"))?;
-            let (token, expires_at) =
-                store.issue_token(&user.id, ttl_seconds.unwrap_or(config.token_ttl_seconds))?;
+            let ttl = ttl_seconds.unwrap_or(config.token_ttl_seconds);
+            let (token, expires_at) = store.issue_token(&user.id, ttl, audience)?;
             println!(
                 "{}",
-                serde_json::json!({ "token": token.expose(), "expires_at": rfc3339(expires_at) })
+                serde_json::json!({ "token": token.expose(), "expires_at": rfc3339(expires_at), "audience": audience.as_str() })
             );
         }
         Action::Connect {
@@ -149,4 +157,12 @@ pub fn connect(
         connected_at: now(),
     };
     store.put_grant(user_id, connector, &grant)
+}
+
+fn parse_audience(text: &str) -> Result<Audience, String> {
+    match text {
+        "v1" => Ok(Audience::V1),
+        "mcp" => Ok(Audience::Mcp),
+        other => Err(format!("{other:?} is not an audience: use v1 or mcp")),
+    }
 }

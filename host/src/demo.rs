@@ -13,7 +13,7 @@ use serde_json::json;
 
 use crate::config::Config;
 use crate::secret::Secret;
-use crate::store::Store;
+use crate::store::{Audience, Store};
 
 #[derive(clap::Args, Debug)]
 pub struct DemoArgs {
@@ -97,7 +97,8 @@ pub async fn run(args: DemoArgs) -> Result<()> {
         "ca_cert": tls.ca.display().to_string(),
         "fake_upstreams": format!("https://{}", fake.addr()),
         "fake_upstreams_ca_cert": tls.fake_ca.display().to_string(),
-        "users": users.iter().map(|(email, token)| json!({ "email": email, "token": token.expose(), "password": DEMO_PASSWORD })).collect::<Vec<_>>(),
+        "mcp_url": format!("https://{}/mcp", running.addr),
+        "users": users.iter().map(|u| json!({ "email": u.email, "token": u.token.expose(), "mcp_token": u.mcp_token.expose(), "password": DEMO_PASSWORD })).collect::<Vec<_>>(),
         "dashboard_url": format!("https://{}/dashboard", running.addr),
         "replicas": replicas.iter().map(|r| format!("https://{}/v1", r.addr)).collect::<Vec<_>>(),
     });
@@ -106,7 +107,7 @@ pub async fn run(args: DemoArgs) -> Result<()> {
         "\nQuarry demo: {loaded} connectors against fake upstreams on {}.\nTry:\n  curl --cacert {} -H 'Authorization: Bearer {}' -H 'Content-Type: application/json' \\\n       -d '{{\"query\": \"checkout timeouts\"}}' {base_url}/query\nDocs: {base_url}/docs   Stop: Ctrl-C\nDashboard: https://{}/dashboard (alice@acme.test, password {DEMO_PASSWORD})\n",
         fake.addr(),
         tls.ca.display(),
-        users[0].1.expose(),
+        users[0].token.expose(),
         running.addr,
     );
     crate::server::serve_until_signal(replicas).await?;
@@ -158,11 +159,18 @@ async fn start_replicas(
     Ok(replicas)
 }
 
+/// A demo user and their tokens: one for `/v1`, one for `/mcp`.
+struct DemoUser {
+    email: String,
+    token: Secret,
+    mcp_token: Secret,
+}
+
 fn create_users(
     store: &Store,
     registry: &crate::connectors::Registry,
     ttl: u64,
-) -> Result<Vec<(String, Secret)>> {
+) -> Result<Vec<DemoUser>> {
     let mut out = Vec::new();
     for name in USERS {
         let email = format!("{name}@acme.test");
@@ -181,8 +189,13 @@ fn create_users(
             )?;
         }
         crate::dashboard::session::set_password(store, &user.id, DEMO_PASSWORD)?;
-        let (token, _) = store.issue_token(&user.id, ttl)?;
-        out.push((email, token));
+        let (token, _) = store.issue_token(&user.id, ttl, Audience::V1)?;
+        let (mcp_token, _) = store.issue_token(&user.id, ttl, Audience::Mcp)?;
+        out.push(DemoUser {
+            email,
+            token,
+            mcp_token,
+        });
     }
     Ok(out)
 }

@@ -20,6 +20,7 @@ pub mod eval_live;
 mod invariants;
 pub mod issuer;
 pub mod logging;
+pub mod mcp;
 pub mod metrics;
 pub mod net;
 pub mod oauth;

@@ -82,6 +82,27 @@ pub struct Cited {
     pub vector: Option<(String, Vec<f32>)>,
 }
 
+impl Cited {
+    /// Its document's title (empty when the connector gave none).
+    pub fn title(&self) -> &str {
+        self.metadata
+            .get("title")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+    }
+}
+
+/// Told as each connector answers (MCP's progress notifications): how
+/// many have answered, of how many, and which one just did.
+#[derive(Debug, Clone)]
+pub struct Progress {
+    pub answered: usize,
+    pub total: usize,
+    pub connector: String,
+}
+
+pub type ProgressSender = tokio::sync::mpsc::UnboundedSender<Progress>;
+
 type Outcome = (String, Result<Vec<Document>, ConnectorError>);
 
 /// What the connectors returned, chunked as it arrived.
@@ -109,12 +130,14 @@ impl Search {
         }
     }
 
-    /// Answers `question` from `connectors` (the user's grants to use).
+    /// Answers `question` from `connectors` (the user's grants to use),
+    /// telling `progress` (if any) as each connector answers.
     pub async fn run(
         &self,
         question: &str,
         connectors: Vec<(String, Grant)>,
         max_results: usize,
+        progress: Option<ProgressSender>,
     ) -> anyhow::Result<Answer> {
         let started = Instant::now();
         let plan = rank::plan(question, now());
@@ -124,7 +147,9 @@ impl Search {
             job.submit(QUESTION, question, 0);
             job
         });
-        let gathered = self.gather(connectors, &request, job.as_mut()).await;
+        let gathered = self
+            .gather(connectors, &request, job.as_mut(), progress)
+            .await;
         self.metrics.observe_stage("connectors", started.elapsed());
 
         let ranking = Instant::now();
@@ -165,7 +190,9 @@ impl Search {
         connectors: Vec<(String, Grant)>,
         request: &SearchRequest,
         mut job: Option<&mut Job>,
+        progress: Option<ProgressSender>,
     ) -> Gathered {
+        let total = connectors.len();
         let mut gathered = Gathered {
             outcomes: connectors.iter().map(|_| None).collect(),
             passages: Vec::new(),
@@ -195,6 +222,15 @@ impl Search {
                         gathered.passages.push((slot, passage));
                     }
                 }
+            }
+            if let Some(progress) = &progress {
+                let answered = gathered.outcomes.iter().flatten().count() + 1;
+                // A receiver gone (the client left) is no reason to stop.
+                let _ = progress.send(Progress {
+                    answered,
+                    total,
+                    connector: id.clone(),
+                });
             }
             gathered.outcomes[slot] = Some((id, result));
         }

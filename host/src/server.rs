@@ -54,8 +54,20 @@ pub async fn start(config: Config) -> Result<Running> {
             .client()
             .clone(),
     )?);
+    // Bound before the router is built: without a configured public URL,
+    // the MCP endpoint's origin is the address actually listened on.
+    let listener = tokio::net::TcpListener::bind(config.listen)
+        .await
+        .and_then(|listener| listener.into_std())
+        .with_context(|| format!("could not listen on {}", config.listen))?;
+    let origin = crate::mcp::PublicOrigin::new(
+        config.dashboard.public_url.as_deref(),
+        listener.local_addr()?,
+        config.tls_enabled(),
+    );
     let router = api::router(app.clone())
         .merge(crate::dashboard::router(dashboard))
+        .merge(crate::mcp::router(app.clone(), origin))
         .into_make_service_with_connect_info::<SocketAddr>();
     let handle = Handle::new();
     let task = if config.tls_enabled() {
@@ -72,10 +84,10 @@ pub async fn start(config: Config) -> Result<Running> {
                     key.display()
                 )
             })?;
-        let server = axum_server::bind_rustls(config.listen, tls).handle(handle.clone());
+        let server = axum_server::from_tcp_rustls(listener, tls)?.handle(handle.clone());
         tokio::spawn(server.serve(router))
     } else {
-        let server = axum_server::bind(config.listen).handle(handle.clone());
+        let server = axum_server::from_tcp(listener)?.handle(handle.clone());
         tokio::spawn(server.serve(router))
     };
     let addr = handle

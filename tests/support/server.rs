@@ -37,11 +37,13 @@ pub const CONNECTORS: [&str; 15] = [
     "zendesk",
 ];
 
-/// A demo user and the API token the demo issued for this start.
+/// A demo user and the tokens the demo issued for this start: for `/v1`,
+/// and for `/mcp` (another audience).
 #[derive(Debug, Clone)]
 pub struct DemoUser {
     pub email: String,
     pub token: String,
+    pub mcp_token: String,
 }
 
 /// How to start a demo; [`Demo::start`] is the common case.
@@ -109,6 +111,8 @@ pub struct Demo {
     child: Option<Child>,
     /// `https://127.0.0.1:PORT/v1`
     pub base_url: String,
+    /// `https://127.0.0.1:PORT/mcp`
+    pub mcp_url: String,
     pub ca_cert: PathBuf,
     pub users: Vec<DemoUser>,
     /// Negotiates HTTP/2 or HTTP/1.1 by ALPN (HTTP/2 with this server).
@@ -492,6 +496,10 @@ impl Demo {
             base_url.starts_with("https://127.0.0.1:") && base_url.ends_with("/v1"),
             "unexpected base_url {base_url}"
         );
+        let mcp_url = first["mcp_url"]
+            .as_str()
+            .expect("mcp_url in the first line")
+            .to_string();
         let ca_cert = PathBuf::from(
             first["ca_cert"]
                 .as_str()
@@ -504,6 +512,7 @@ impl Demo {
             .map(|u| DemoUser {
                 email: u["email"].as_str().expect("email").to_string(),
                 token: u["token"].as_str().expect("token").to_string(),
+                mcp_token: u["mcp_token"].as_str().expect("mcp_token").to_string(),
             })
             .collect();
         let pem = std::fs::read(&ca_cert)
@@ -542,6 +551,7 @@ impl Demo {
         Demo {
             child: Some(child),
             base_url,
+            mcp_url,
             ca_cert,
             users,
             client,
@@ -557,14 +567,21 @@ impl Demo {
         }
     }
 
+    /// The MCP token of the demo user whose email starts with `name@`.
+    pub fn mcp_token(&self, name: &str) -> &str {
+        &self.user(name).mcp_token
+    }
+
     /// The token of the demo user whose email starts with `name@`.
     pub fn token(&self, name: &str) -> &str {
-        &self
-            .users
+        &self.user(name).token
+    }
+
+    fn user(&self, name: &str) -> &DemoUser {
+        self.users
             .iter()
             .find(|u| u.email.starts_with(&format!("{name}@")))
             .unwrap_or_else(|| panic!("no demo user {name}: {:?}", self.users))
-            .token
     }
 
     pub fn alice(&self) -> &str {

@@ -20,13 +20,13 @@ const DEFAULT_MAX_RESULTS: i64 = 20;
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DeepSearchBody {
-    query: String,
+    pub query: String,
     #[serde(default, deserialize_with = "super::json::present")]
-    max_results: Option<i64>,
+    pub max_results: Option<i64>,
     #[serde(default, deserialize_with = "super::json::present")]
-    date_from: Option<String>,
+    pub date_from: Option<String>,
     #[serde(default, deserialize_with = "super::json::present")]
-    date_to: Option<String>,
+    pub date_to: Option<String>,
 }
 
 impl super::json::Body for DeepSearchBody {
@@ -51,6 +51,18 @@ pub async fn deep_search(
     Extension(caller): Extension<Caller>,
     ApiJson(body): ApiJson<DeepSearchBody>,
 ) -> Result<Json<Value>, ApiError> {
+    Ok(Json(
+        search_archive(&archive, &metrics, &caller.user.id, body).await?,
+    ))
+}
+
+/// `POST /v1/deep_search`'s answer (MCP's `deep_search` too).
+pub async fn search_archive(
+    archive: &crate::archive::Archive,
+    metrics: &crate::metrics::Metrics,
+    user_id: &str,
+    body: DeepSearchBody,
+) -> Result<Value, ApiError> {
     let started = Instant::now();
     let term = validate_question(&body.query)?;
     let max_results = match body.max_results.unwrap_or(DEFAULT_MAX_RESULTS) {
@@ -70,9 +82,7 @@ pub async fn deep_search(
             "date_from is after date_to; the range would be empty",
         ));
     }
-    let outcome = archive
-        .search(&caller.user.id, term, from, to, max_results)
-        .await?;
+    let outcome = archive.search(user_id, term, from, to, max_results).await?;
     metrics.observe_stage("archive", started.elapsed());
     let results: Vec<Value> = outcome
         .found
@@ -90,13 +100,13 @@ pub async fn deep_search(
             })
         })
         .collect();
-    Ok(Json(json!({
+    Ok(json!({
         "query_id": format!("ds_{}", random_hex(12)),
         "query": term,
         "archive_results": results,
         "total_matches": outcome.total_matches,
         "duration_ms": started.elapsed().as_millis() as u64,
-    })))
+    }))
 }
 
 #[derive(Clone, Copy)]

@@ -46,19 +46,29 @@ fn stored_answer(
     body_hash: &str,
 ) -> Option<Response> {
     let key = key_of(headers).ok()??;
-    let record = store.idempotency_record(user_id, &key).ok()??;
+    stored_body(store, user_id, &key, body_hash).map(replay_response)
+}
+
+/// The stored answer of an earlier request with this key and body hash.
+pub fn stored_body(store: &Store, user_id: &str, key: &str, body_hash: &str) -> Option<Vec<u8>> {
+    let record = store.idempotency_record(user_id, key).ok()??;
     if record.body_hash != body_hash {
         return None;
     }
-    replayed(record)
+    answered_body(record)
 }
 
-/// The stored response of an answered record, marked as a replay.
-fn replayed(record: IdempotencyRecord) -> Option<Response> {
-    let RequestState::Answered { status, body } = record.state else {
-        return None;
-    };
-    let mut response = (StatusCode::from_u16(status).ok()?, body).into_response();
+/// The stored body of an answered record (only 200s are stored).
+fn answered_body(record: IdempotencyRecord) -> Option<Vec<u8>> {
+    match record.state {
+        RequestState::Answered { status: 200, body } => Some(body),
+        _ => None,
+    }
+}
+
+/// A stored 200 answer, marked as a replay.
+pub fn replay_response(body: Vec<u8>) -> Response {
+    let mut response = (StatusCode::OK, body).into_response();
     let headers = response.headers_mut();
     headers.insert(
         header::CONTENT_TYPE,
@@ -68,7 +78,7 @@ fn replayed(record: IdempotencyRecord) -> Option<Response> {
         HeaderName::from_static("idempotent-replayed"),
         HeaderValue::from_static("true"),
     );
-    Some(response)
+    response
 }
 
 /// The key of a request: `None` without the header, an error when the
@@ -77,13 +87,17 @@ pub fn key_of(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
     let Some(value) = headers.get(HEADER) else {
         return Ok(None);
     };
-    let bytes = value.as_bytes();
+    check_key(value.as_bytes()).map(Some)
+}
+
+/// A key as given: 1..=255 visible ASCII characters.
+pub fn check_key(bytes: &[u8]) -> Result<String, ApiError> {
     if bytes.is_empty() || bytes.len() > 255 || !bytes.iter().all(|b| (0x21..=0x7e).contains(b)) {
         return Err(ApiError::bad_request(
             "Idempotency-Key must be 1 to 255 visible ASCII characters (a UUID is recommended)",
         ));
     }
-    Ok(Some(String::from_utf8_lossy(bytes).into_owned()))
+    Ok(String::from_utf8_lossy(bytes).into_owned())
 }
 
 /// A running request that holds its key until it finishes.
@@ -98,8 +112,8 @@ pub struct Claim<'a> {
 /// What a request with a key does: run (holding the key), or answer at once.
 pub enum Claimed<'a> {
     Run(Claim<'a>),
-    /// Another request with this key finished meanwhile: its answer.
-    Replay(Response),
+    /// Another request with this key finished meanwhile: its answer's body.
+    Replay(Vec<u8>),
 }
 
 /// Claims `key` for this request, or says why it cannot run.
@@ -122,7 +136,7 @@ pub fn claim<'a>(
         )
         .with_retry_after(1)),
         ClaimOutcome::OtherBody => Err(different_body()),
-        ClaimOutcome::Answered(record) => replayed(record)
+        ClaimOutcome::Answered(record) => answered_body(record)
             .map(Claimed::Replay)
             .ok_or_else(|| ApiError::internal("an answered idempotency record without its answer")),
     }

@@ -41,7 +41,17 @@ pub async fn connectors(
     State(registry): State<Arc<crate::connectors::Registry>>,
     Extension(caller): Extension<Caller>,
 ) -> Result<Json<Value>, ApiError> {
-    let grants = store.grants(&caller.user.id)?;
+    Ok(Json(list_connectors(&store, &registry, &caller.user.id)?))
+}
+
+/// `GET /v1/connectors`'s answer (MCP's `list_connectors` too): every
+/// loaded connector and whether the user connected it.
+pub fn list_connectors(
+    store: &crate::store::Store,
+    registry: &crate::connectors::Registry,
+    user_id: &str,
+) -> Result<Value, ApiError> {
+    let grants = store.grants(user_id)?;
     let connectors: Vec<Value> = registry
         .list()
         .iter()
@@ -59,5 +69,5 @@ pub async fn connectors(
             })
         })
         .collect();
-    Ok(Json(json!({ "connectors": connectors })))
+    Ok(json!({ "connectors": connectors }))
 }

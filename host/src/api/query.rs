@@ -14,7 +14,7 @@ use super::error::ApiError;
 use super::gate::{BodyHash, Caller};
 use super::idempotency::{self, Claimed};
 use super::json::ApiJson;
-use crate::archive::ArchivedChunk;
+use crate::archive::{ArchivedChunk, Source};
 use crate::search::Answer;
 use crate::store::Grant;
 
@@ -51,31 +51,87 @@ pub async fn query(
     ApiJson(body): ApiJson<QueryBody>,
 ) -> Result<Response, ApiError> {
     let key = idempotency::key_of(&headers)?;
-    let question = validate_question(&body.query)?;
-    let max_results = validate_max_results(body.max_results)?;
-    let connectors = resolve_connectors(&app, &caller.user.id, body.connectors)?;
-    let connectors = refresh_tokens(&app, &caller.user.id, connectors).await;
-    let mut claim = match key {
-        Some(key) => match idempotency::claim(&app.store, &caller.user.id, key, &body_hash)? {
+    let question = Question {
+        query: body.query,
+        connectors: body.connectors,
+        max_results: body.max_results,
+    };
+    let idempotency = key.map(|key| (key, body_hash));
+    Ok(
+        match ask(&app, &caller.user.id, question, idempotency, None).await? {
+            Asked::Answered { body, .. } => (
+                [(axum::http::header::CONTENT_TYPE, "application/json")],
+                body,
+            )
+                .into_response(),
+            Asked::Replayed(body) => idempotency::replay_response(body),
+        },
+    )
+}
+
+/// A question as `POST /v1/query` takes it (MCP's `query` and `search`
+/// tools ask the same).
+pub struct Question {
+    pub query: String,
+    pub connectors: Option<Vec<String>>,
+    pub max_results: Option<i64>,
+}
+
+/// What [`ask`] came to.
+pub enum Asked {
+    /// Searched now and archived: the answer as `/v1/query` renders it
+    /// (and its bytes, as sent and stored for replays), and the archive's
+    /// sequence numbers of its chunks, in the rendered order.
+    Answered {
+        rendered: Value,
+        body: Vec<u8>,
+        archived: std::ops::Range<u64>,
+    },
+    /// An earlier request with the same idempotency key and body: its
+    /// stored answer.
+    Replayed(Vec<u8>),
+}
+
+/// The query pipeline, for `/v1/query` and the MCP tools alike: validate,
+/// resolve the user's connectors, claim the idempotency key (`(key, hash
+/// of the request)`) if any, search, archive, render. Charging the limits
+/// is the caller's (the gate's, or the tool's).
+pub async fn ask(
+    app: &App,
+    user_id: &str,
+    question: Question,
+    idempotency: Option<(String, String)>,
+    progress: Option<crate::search::ProgressSender>,
+) -> Result<Asked, ApiError> {
+    let query = validate_question(&question.query)?;
+    let max_results = validate_max_results(question.max_results)?;
+    let connectors = resolve_connectors(app, user_id, question.connectors)?;
+    let connectors = refresh_tokens(app, user_id, connectors).await;
+    let mut claim = match idempotency {
+        Some((key, hash)) => match idempotency::claim(&app.store, user_id, key, &hash)? {
             Claimed::Run(claim) => Some(claim),
-            Claimed::Replay(answer) => return Ok(answer),
+            Claimed::Replay(body) => return Ok(Asked::Replayed(body)),
         },
         None => None,
     };
-    let answer = app.search.run(question, connectors, max_results).await?;
-    archive(&app, &caller.user.id, question, &answer).await?;
-    let body = serde_json::to_vec(&render(question, &answer))?;
+    let answer = app
+        .search
+        .run(query, connectors, max_results, progress)
+        .await?;
+    let archived = archive(app, user_id, query, &answer).await?;
+    let rendered = render(query, &answer);
+    let body = serde_json::to_vec(&rendered)?;
     if let Some(claim) = &mut claim {
         claim.store(StatusCode::OK, &body)?;
     }
-    Ok((
-        [(axum::http::header::CONTENT_TYPE, "application/json")],
+    Ok(Asked::Answered {
+        rendered,
         body,
-    )
-        .into_response())
+        archived,
+    })
 }
 
-pub(super) fn validate_question(raw: &str) -> Result<&str, ApiError> {
+pub(crate) fn validate_question(raw: &str) -> Result<&str, ApiError> {
     let question = raw.trim();
     let chars = question.chars().count();
     if chars == 0 {
@@ -104,18 +160,32 @@ async fn refresh_tokens(
 
 /// Archives the answer before it is sent: what the user was told is what
 /// deep search finds later.
-async fn archive(app: &App, user_id: &str, question: &str, answer: &Answer) -> anyhow::Result<()> {
+async fn archive(
+    app: &App,
+    user_id: &str,
+    question: &str,
+    answer: &Answer,
+) -> anyhow::Result<std::ops::Range<u64>> {
     let started = std::time::Instant::now();
     // With the vectors the ranking computed: the archive indexes them at
     // once instead of embedding the chunks again.
-    type Owned = (String, String, Option<(String, Vec<f32>)>);
+    type Owned = (String, String, Option<(String, Vec<f32>)>, Source);
     let chunks: Vec<Owned> = answer
         .results
         .iter()
         .flat_map(|r| {
-            r.chunks
-                .iter()
-                .map(|c| (r.connector.clone(), c.content.clone(), c.vector.clone()))
+            r.chunks.iter().map(|c| {
+                let source = Source {
+                    title: c.title().to_string(),
+                    url: c.source_url.clone(),
+                };
+                (
+                    r.connector.clone(),
+                    c.content.clone(),
+                    c.vector.clone(),
+                    source,
+                )
+            })
         })
         .collect();
     let (archive, user, query_id, question) = (
@@ -124,22 +194,23 @@ async fn archive(app: &App, user_id: &str, question: &str, answer: &Answer) -> a
         answer.query_id.clone(),
         question.to_string(),
     );
-    tokio::task::spawn_blocking(move || {
+    let archived = tokio::task::spawn_blocking(move || {
         let chunks: Vec<ArchivedChunk<'_>> = chunks
             .iter()
-            .map(|(connector, content, vector)| ArchivedChunk {
+            .map(|(connector, content, vector, source)| ArchivedChunk {
                 connector,
                 content,
                 vector: vector
                     .as_ref()
                     .map(|(model, v)| (model.as_str(), v.as_slice())),
+                source: Some(source.clone()),
             })
             .collect();
         archive.record(&user, &query_id, &question, &chunks)
     })
     .await??;
     app.metrics.observe_stage("archive", started.elapsed());
-    Ok(())
+    Ok(archived)
 }
 
 fn validate_max_results(value: Option<i64>) -> Result<usize, ApiError> {

@@ -1,7 +1,9 @@
 //! The endpoints of `/v1`: what each one is (its path and methods, its
 //! rate-limit bucket, whether it needs a token, how logs name it). The
 //! router (`api::router`) is built from [`Endpoint::ALL`], so this is the
-//! one table; a test holds it to `openapi.yaml` both ways.
+//! one table; a test holds it to `openapi.yaml` both ways. `/oauth/*`,
+//! `/dashboard`, `/mcp` and `/.well-known/*` are outside `/v1` (each has
+//! its own router) and the document describes only `/oauth/*` of them.
 
 use axum::http::Method;
 

@@ -84,6 +84,16 @@ pub struct Entry {
     pub queried_at_ms: i64,
     /// The vector and the embedder that made it, once indexed.
     pub vector: Option<(String, Vec<f32>)>,
+    /// Where the chunk came from, when the query recorded it (entries
+    /// archived before sources were kept have none).
+    pub source: Option<Source>,
+}
+
+/// A chunk's document: its title and its address at the vendor.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Source {
+    pub title: String,
+    pub url: String,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -99,6 +109,8 @@ struct EntryFields<'a> {
     queried_at_ms: i64,
     #[serde(borrow)]
     embedder: Option<Cow<'a, str>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    source: Option<Source>,
 }
 
 pub(super) fn entry_record_id(seq: u64) -> String {
@@ -118,6 +130,7 @@ impl Entry {
                 .vector
                 .as_ref()
                 .map(|(name, _)| Cow::Borrowed(name.as_str())),
+            source: self.source.clone(),
         };
         let json = serde_json::to_vec(&fields)?;
         let vector = self.vector.as_ref().map_or(&[][..], |(_, v)| v.as_slice());
@@ -154,6 +167,7 @@ impl Entry {
             content: fields.content.into_owned(),
             queried_at_ms: fields.queried_at_ms,
             vector,
+            source: fields.source,
         })
     }
 }

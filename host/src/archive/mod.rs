@@ -29,7 +29,7 @@ use std::sync::{Arc, Mutex};
 use anyhow::{Result, bail};
 
 use self::entries::{ENTRIES, HISTORY, PENDING, history_record_id, read_head, write_head};
-pub use self::entries::{Entry, HistoryRecord, USER_DATA};
+pub use self::entries::{Entry, HistoryRecord, Source, USER_DATA};
 pub use self::index::{Hit, UserIndex};
 use crate::rank::Scheduler;
 use crate::store::Store;
@@ -54,6 +54,9 @@ pub struct ArchivedChunk<'a> {
     pub connector: &'a str,
     pub content: &'a str,
     pub vector: Option<(&'a str, &'a [f32])>,
+    /// Its document's title and address, kept so that the chunk can be
+    /// shown again without asking the vendor (MCP's `fetch`).
+    pub source: Option<Source>,
 }
 
 /// An archived chunk that matched a deep search.
@@ -106,14 +109,15 @@ impl Archive {
 
     /// Archives one answered query: its chunks and the query itself, in one
     /// commit. Blocking (it waits for the commit): call it off the async
-    /// workers. Returns the number of entries written.
+    /// workers. Returns the sequence numbers of the entries written (the
+    /// chunks' order).
     pub fn record(
         &self,
         user_id: &str,
         query_id: &str,
         query: &str,
         chunks: &[ArchivedChunk<'_>],
-    ) -> Result<u64> {
+    ) -> Result<std::ops::Range<u64>> {
         let key = self.store.data_key(user_id)?;
         let mut txn = self.store.write()?;
         if !self.store.has_data_key_in(&txn, user_id)? {
@@ -134,6 +138,7 @@ impl Archive {
                 content: chunk.content.to_string(),
                 queried_at_ms,
                 vector: vector.map(|v| (self.embedder_name().to_string(), v.to_vec())),
+                source: chunk.source.clone(),
             };
             txn.put(&ENTRIES, (user_id, seq), &entry.seal(&key, user_id, seq)?)?;
             if vector.is_none() {
@@ -171,7 +176,7 @@ impl Archive {
         if vectors.iter().any(Option::is_none) {
             self.wake.notify_one();
         }
-        Ok(chunks.len() as u64)
+        Ok(first_seq..first_seq + chunks.len() as u64)
     }
 
     /// A vector the ranking computed, if it is in this archive's space.
@@ -286,6 +291,15 @@ impl Archive {
     }
 
     /// Entries archived for a user (for reports and tests).
+    /// One of the user's archived chunks, by its sequence number.
+    pub fn entry(&self, user_id: &str, seq: u64) -> Result<Option<Entry>> {
+        let key = self.store.data_key(user_id)?;
+        let sealed = self.store.read()?.get(&ENTRIES, (user_id, seq))?;
+        sealed
+            .map(|sealed| Entry::open(&key, user_id, seq, &sealed))
+            .transpose()
+    }
+
     pub fn entry_count(&self, user_id: &str) -> Result<u64> {
         entries::count_entries(&self.store.read()?, user_id)
     }

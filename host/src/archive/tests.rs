@@ -23,18 +23,20 @@ async fn recorded_chunks_are_found_after_a_restart_and_gone_after_removal() {
             connector: "github",
             content: "checkout times out under load\n\"quoted\"",
             vector: None,
+            source: None,
         },
         ArchivedChunk {
             connector: "slack",
             content: "lunch menu for friday",
             vector: None,
+            source: None,
         },
     ];
     assert_eq!(
         first
             .record(&user.id, "qry_1", "checkout", &chunks)
             .unwrap(),
-        2
+        0..2
     );
     let outcome = first
         .search(&user.id, "checkout load", None, None, 5)
@@ -56,6 +58,7 @@ async fn recorded_chunks_are_found_after_a_restart_and_gone_after_removal() {
                 connector: "notion",
                 content: "friday menu: soup",
                 vector: None,
+                source: None,
             }],
         )
         .unwrap();
@@ -99,12 +102,14 @@ async fn vectors_from_the_ranking_are_indexed_without_embedding_again() {
             connector: "notion",
             content: text,
             vector: Some((&name, &vector)),
+            source: None,
         },
         // Another embedder's vector is not this archive's: queued.
         ArchivedChunk {
             connector: "slack",
             content: "standup notes",
             vector: Some(("another-model", &vector)),
+            source: None,
         },
     ];
     archive
@@ -156,6 +161,7 @@ async fn a_backlog_larger_than_the_exact_scan_is_indexed_before_searching() {
             connector: "jira",
             content: t,
             vector: None,
+            source: None,
         })
         .collect();
     archive.record(&user.id, "qry_1", "q", &chunks).unwrap();
@@ -185,6 +191,7 @@ async fn an_index_made_by_another_embedder_is_rebuilt() {
                 connector: "jira",
                 content: "database migration plan",
                 vector: None,
+                source: None,
             }],
         )
         .unwrap();

@@ -87,10 +87,11 @@ pub async fn issue(
     session: Session,
     Form(_): Form<CsrfOnly>,
 ) -> Response {
-    match dashboard
-        .store
-        .issue_token(&session.user_id, TOKEN_TTL_SECONDS)
-    {
+    match dashboard.store.issue_token(
+        &session.user_id,
+        TOKEN_TTL_SECONDS,
+        crate::store::Audience::V1,
+    ) {
         Ok((token, expires_at)) => {
             tracing::info!(user = %session.user_id, "dashboard: API token issued");
             listing(&dashboard, &session, Some((token.expose(), expires_at)))

@@ -120,7 +120,11 @@ impl Issuer {
                         let user_id = user_id.clone();
                         remove_code(&mut txn, &hash, &record)?;
                         txn.commit()?;
-                        return Ok(Poll::Issued(self.issue(&user_id, client_id)?));
+                        return Ok(Poll::Issued(self.issue(
+                            &user_id,
+                            client_id,
+                            crate::store::Audience::V1,
+                        )?));
                     }
                     State::Denied => {
                         remove_code(&mut txn, &hash, &record)?;

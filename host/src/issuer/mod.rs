@@ -17,7 +17,7 @@ use anyhow::Result;
 
 pub use self::device::{DeviceStart, PendingDevice, Poll};
 pub use self::refresh::Renewal;
-use crate::store::{Store, UserData};
+use crate::store::{Audience, Store, UserData};
 
 /// The issuer's user data: codes the user approved, then the refresh
 /// token families (with the API tokens they issued).
@@ -59,11 +59,21 @@ impl Issuer {
         })
     }
 
-    /// Issues an API token and the first refresh token of a new family.
-    fn issue(&self, user_id: &str, client_id: &str) -> Result<Issued> {
-        let (access_token, _) = self.store.issue_token(user_id, self.token_ttl_seconds)?;
-        let refresh_token =
-            refresh::start_family(&self.store, user_id, client_id, access_token.expose())?;
+    /// Issues an access token for `audience` and the first refresh token
+    /// of a new family (whose renewals keep that audience). The device
+    /// flow issues `/v1` tokens; the MCP authorization flow (to come)
+    /// issues [`Audience::Mcp`] ones through the same families.
+    fn issue(&self, user_id: &str, client_id: &str, audience: Audience) -> Result<Issued> {
+        let (access_token, _) =
+            self.store
+                .issue_token(user_id, self.token_ttl_seconds, audience)?;
+        let refresh_token = refresh::start_family(
+            &self.store,
+            user_id,
+            client_id,
+            audience,
+            access_token.expose(),
+        )?;
         Ok(Issued {
             access_token,
             expires_in: self.token_ttl_seconds,
@@ -75,7 +85,7 @@ impl Issuer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::TokenCheck;
+    use crate::store::{Audience, TokenCheck};
 
     fn issuer() -> (tempfile::TempDir, Arc<Store>, Issuer, String) {
         let dir = tempfile::tempdir().unwrap();
@@ -86,7 +96,10 @@ mod tests {
     }
 
     fn valid(store: &Store, token: &str) -> bool {
-        matches!(store.check_token(token).unwrap(), TokenCheck::Valid { .. })
+        matches!(
+            store.check_token(token, Audience::V1).unwrap(),
+            TokenCheck::Valid { .. }
+        )
     }
 
     #[test]

@@ -11,7 +11,9 @@ use super::device::{digest, random_token};
 use super::{Issued, Issuer, REFRESH_TOKEN_SECONDS};
 use crate::secret::Secret;
 use crate::store::records::{Bytes, Records, Space, Text, Writer};
-use crate::store::{Counted, Store, UserData, now, random_hex, revoke_token_hash_in, token_hash};
+use crate::store::{
+    Audience, Counted, Store, UserData, now, random_hex, revoke_token_hash_in, token_hash,
+};
 
 /// SHA-256 of a refresh token → [`RefreshRecord`].
 const REFRESH_TOKENS: Space<Text, Bytes> = Space::new("refresh_tokens");
@@ -42,6 +44,10 @@ struct RefreshRecord {
 struct Family {
     user_id: String,
     client_id: String,
+    /// The resource its access tokens are for (families started before
+    /// audiences existed are `/v1` ones).
+    #[serde(default)]
+    audience: Audience,
     created_at: i64,
     /// Hashes of the refresh tokens and API tokens issued in this family.
     refresh_hashes: Vec<String>,
@@ -61,12 +67,14 @@ pub(super) fn start_family(
     store: &Store,
     user_id: &str,
     client_id: &str,
+    audience: Audience,
     access_token: &str,
 ) -> Result<Secret> {
     let family_id = format!("fam_{}", random_hex(12));
     let family = Family {
         user_id: user_id.to_string(),
         client_id: client_id.to_string(),
+        audience,
         created_at: now(),
         refresh_hashes: Vec::new(),
         access_hashes: vec![token_hash(access_token)],
@@ -131,10 +139,12 @@ impl Issuer {
         }
         record.used = true;
         txn.put(&REFRESH_TOKENS, &hash, &serde_json::to_vec(&record)?)?;
-        let user_id = family.user_id.clone();
+        let (user_id, audience) = (family.user_id.clone(), family.audience);
         let new_refresh = add_refresh_token(&mut txn, &record.family, family)?;
         txn.commit()?;
-        let (access_token, _) = self.store.issue_token(&user_id, self.token_ttl_seconds)?;
+        let (access_token, _) =
+            self.store
+                .issue_token(&user_id, self.token_ttl_seconds, audience)?;
         self.remember_access_token(&record.family, access_token.expose())?;
         Ok(Renewal::Issued(Issued {
             access_token,

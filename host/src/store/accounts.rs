@@ -56,12 +56,43 @@ struct TokenRecord {
     user_id: String,
     issued_at: i64,
     expires_at: i64,
+    /// The resource the token is for (RFC 8707): records written before
+    /// audiences existed are `/v1` tokens.
+    #[serde(default)]
+    audience: Audience,
+}
+
+/// The resource a token may be used at (RFC 8707's audience). A token is
+/// refused anywhere else: an assistant's MCP token cannot call `/v1`, and
+/// an API token cannot call `/mcp`.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Audience {
+    /// The REST API, `/v1`.
+    #[default]
+    V1,
+    /// This server's MCP endpoint, `<origin>/mcp`.
+    Mcp,
+}
+
+impl Audience {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Audience::V1 => "v1",
+            Audience::Mcp => "mcp",
+        }
+    }
 }
 
 /// What a bearer token turned out to be.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TokenCheck {
-    Valid { user: User, expires_at: i64 },
+    Valid {
+        user: User,
+        expires_at: i64,
+    },
+    /// A valid token for another resource than the one asked.
+    WrongAudience,
     Expired,
     Unknown,
 }
@@ -110,9 +141,14 @@ impl Store {
 
     // ---- API tokens -------------------------------------------------------
 
-    /// Issues a token for `user_id` valid for `ttl_seconds`. The token is
-    /// returned once; only its hash is stored.
-    pub fn issue_token(&self, user_id: &str, ttl_seconds: u64) -> Result<(Secret, i64)> {
+    /// Issues a token for `user_id` valid for `ttl_seconds` at `audience`.
+    /// The token is returned once; only its hash is stored.
+    pub fn issue_token(
+        &self,
+        user_id: &str,
+        ttl_seconds: u64,
+        audience: Audience,
+    ) -> Result<(Secret, i64)> {
         let mut raw = [0u8; 32];
         rand::rng().fill_bytes(&mut raw);
         let token = format!("{TOKEN_PREFIX}{}", B64URL.encode(raw));
@@ -121,6 +157,7 @@ impl Store {
             user_id: user_id.to_string(),
             issued_at,
             expires_at: issued_at + ttl_seconds as i64,
+            audience,
         };
         let hash = token_hash(&token);
         let mut txn = self.write()?;
@@ -178,7 +215,8 @@ impl Store {
         Ok(known)
     }
 
-    pub fn check_token(&self, token: &str) -> Result<TokenCheck> {
+    /// What `token` is, used at `audience`.
+    pub fn check_token(&self, token: &str, audience: Audience) -> Result<TokenCheck> {
         if !token.starts_with(TOKEN_PREFIX) || token.len() > 128 {
             return Ok(TokenCheck::Unknown);
         }
@@ -188,6 +226,9 @@ impl Store {
         let record: TokenRecord = serde_json::from_slice(&bytes)?;
         if now() >= record.expires_at {
             return Ok(TokenCheck::Expired);
+        }
+        if record.audience != audience {
+            return Ok(TokenCheck::WrongAudience);
         }
         Ok(match self.user(&record.user_id)? {
             Some(user) => TokenCheck::Valid {
@@ -246,4 +287,23 @@ pub fn token_id(hash: &str) -> String {
 /// How API tokens are stored: SHA-256, hex.
 pub fn token_hash(token: &str) -> String {
     hex::encode(Sha256::digest(token.as_bytes()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_written_before_audiences_are_v1_tokens() {
+        let old = br#"{"user_id":"usr_1","issued_at":1,"expires_at":2}"#;
+        let record: TokenRecord = serde_json::from_slice(old).unwrap();
+        assert_eq!(record.audience, Audience::V1);
+        let mcp = TokenRecord {
+            audience: Audience::Mcp,
+            ..record
+        };
+        let bytes = serde_json::to_vec(&mcp).unwrap();
+        let read: TokenRecord = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(read.audience, Audience::Mcp);
+    }
 }

@@ -144,9 +144,9 @@ async fn postgres_serves_async_callers_and_users() {
     let database = TestDatabase::create();
     let store = Store::open_shared(&database.config(), TEST_MASTER_KEY).unwrap();
     let user = store.create_user("a@b.c").unwrap();
-    let (token, _) = store.issue_token(&user.id, 60).unwrap();
+    let (token, _) = store.issue_token(&user.id, 60, Audience::V1).unwrap();
     assert!(matches!(
-        store.check_token(token.expose()).unwrap(),
+        store.check_token(token.expose(), Audience::V1).unwrap(),
         TokenCheck::Valid { .. }
     ));
 }

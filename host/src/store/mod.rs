@@ -37,7 +37,7 @@ use anyhow::{Context, Result, bail};
 use rand::RngCore;
 
 pub use self::accounts::{
-    TOKEN_PREFIX, TokenCheck, TokenInfo, User, revoke_token_hash_in, token_hash, token_id,
+    Audience, TOKEN_PREFIX, TokenCheck, TokenInfo, User, revoke_token_hash_in, token_hash, token_id,
 };
 pub use self::grants::{Grant, GrantStatus};
 pub use self::idempotency::{

@@ -14,15 +14,33 @@ fn tokens_are_stored_hashed_and_expire() {
     let (dir, store) = store();
     let user = store.create_user("Alice@Example.com").unwrap();
     assert_eq!(user.email, "alice@example.com");
-    let (token, _) = store.issue_token(&user.id, 60).unwrap();
+    let (token, _) = store.issue_token(&user.id, 60, Audience::V1).unwrap();
     assert!(matches!(
-        store.check_token(token.expose()).unwrap(),
+        store.check_token(token.expose(), Audience::V1).unwrap(),
         TokenCheck::Valid { .. }
     ));
-    assert_eq!(store.check_token("qt_nope").unwrap(), TokenCheck::Unknown);
-    let (short, _) = store.issue_token(&user.id, 0).unwrap();
     assert_eq!(
-        store.check_token(short.expose()).unwrap(),
+        store.check_token("qt_nope", Audience::V1).unwrap(),
+        TokenCheck::Unknown
+    );
+    let (mcp, _) = store.issue_token(&user.id, 60, Audience::Mcp).unwrap();
+    assert_eq!(
+        store.check_token(mcp.expose(), Audience::V1).unwrap(),
+        TokenCheck::WrongAudience,
+        "an MCP token is refused at /v1"
+    );
+    assert_eq!(
+        store.check_token(token.expose(), Audience::Mcp).unwrap(),
+        TokenCheck::WrongAudience,
+        "a /v1 token is refused at /mcp"
+    );
+    assert!(matches!(
+        store.check_token(mcp.expose(), Audience::Mcp).unwrap(),
+        TokenCheck::Valid { .. }
+    ));
+    let (short, _) = store.issue_token(&user.id, 0, Audience::V1).unwrap();
+    assert_eq!(
+        store.check_token(short.expose(), Audience::V1).unwrap(),
         TokenCheck::Expired
     );
     drop(store);
@@ -59,16 +77,16 @@ fn tokens_are_listed_by_user_and_revoked_by_id() {
     let (_dir, store) = store();
     let alice = store.create_user("alice@b.c").unwrap();
     let bob = store.create_user("bob@b.c").unwrap();
-    let (token, _) = store.issue_token(&alice.id, 60).unwrap();
-    store.issue_token(&bob.id, 60).unwrap();
-    store.issue_token(&alice.id, 0).unwrap();
+    let (token, _) = store.issue_token(&alice.id, 60, Audience::V1).unwrap();
+    store.issue_token(&bob.id, 60, Audience::V1).unwrap();
+    store.issue_token(&alice.id, 0, Audience::V1).unwrap();
     let listed = store.tokens_of(&alice.id).unwrap();
     assert_eq!(listed.len(), 1, "expired tokens are not listed");
     assert!(listed[0].id.starts_with("tok_"));
     assert!(!store.revoke_token(&bob.id, &listed[0].id).unwrap());
     assert!(store.revoke_token(&alice.id, &listed[0].id).unwrap());
     assert_eq!(
-        store.check_token(token.expose()).unwrap(),
+        store.check_token(token.expose(), Audience::V1).unwrap(),
         TokenCheck::Unknown
     );
     assert_eq!(store.tokens_of(&bob.id).unwrap().len(), 1);

@@ -13,7 +13,7 @@ use super::Gate;
 use super::UserId;
 use crate::api::error::ApiError;
 use crate::api::routes::Endpoint;
-use crate::store::{TokenCheck, Unavailable, User};
+use crate::store::{Audience, TokenCheck, Unavailable, User};
 
 /// The authenticated user of a request.
 #[derive(Debug, Clone)]
@@ -65,22 +65,31 @@ impl Identity {
         }
     }
 
-    /// Checks the request's bearer token (a user being deleted is refused).
+    /// Checks the request's bearer token for `/v1` (a user being deleted
+    /// is refused).
     pub fn of(gate: &Gate, headers: &HeaderMap, peer: SocketAddr) -> Identity {
+        Identity::at(gate, headers, peer, Audience::V1)
+    }
+
+    /// Checks the request's bearer token for `audience`: a token for
+    /// another resource is invalid here.
+    pub fn at(gate: &Gate, headers: &HeaderMap, peer: SocketAddr, audience: Audience) -> Identity {
         let Some(value) = headers.get(header::AUTHORIZATION) else {
             return Identity::Missing { peer };
         };
         let Some(token) = value.to_str().ok().and_then(bearer_token) else {
             return Identity::Invalid { peer };
         };
-        match gate.store.check_token(token) {
+        match gate.store.check_token(token, audience) {
             Ok(TokenCheck::Valid { user, expires_at }) if !gate.deletions.is_blocked(&user.id) => {
                 Identity::Valid(Caller {
                     user,
                     token_expires_at: expires_at,
                 })
             }
-            Ok(TokenCheck::Valid { .. }) | Ok(TokenCheck::Unknown) => Identity::Invalid { peer },
+            Ok(TokenCheck::Valid { .. } | TokenCheck::Unknown | TokenCheck::WrongAudience) => {
+                Identity::Invalid { peer }
+            }
             Ok(TokenCheck::Expired) => Identity::Expired { peer },
             Err(error) => {
                 tracing::error!(error = format!("{error:#}"), "token check failed");

@@ -107,7 +107,12 @@ pub fn with_decision(mut response: Response, decision: Decision) -> Response {
 }
 
 fn rate_limited(decision: Decision, endpoint: Option<Endpoint>) -> ApiError {
-    let what = endpoint.map_or("this client", Endpoint::label);
+    limited(decision, endpoint.map_or("this client", Endpoint::label))
+}
+
+/// The 429 of a full window (`what` names what was limited; `/mcp` and
+/// its tools use it too).
+pub fn limited(decision: Decision, what: &str) -> ApiError {
     let window = if decision.remaining_day == 0 {
         "day"
     } else {

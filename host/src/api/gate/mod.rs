@@ -33,7 +33,7 @@ use axum::routing::MethodRouter;
 
 pub use self::auth::{Caller, Identity};
 pub use self::body::{BodyHash, MAX_BODY_BYTES};
-pub use self::observe::observe;
+pub use self::observe::{decorate, observe};
 use super::App;
 use super::limits::RateLimiter;
 use super::routes::Endpoint;

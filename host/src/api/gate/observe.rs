@@ -78,7 +78,8 @@ fn normalize(response: Response) -> Response {
     rewritten
 }
 
-fn decorate(headers: &mut HeaderMap, request_id: &str, decision: Option<&Decision>) {
+/// The request id and the six rate-limit headers (also `/mcp`'s).
+pub fn decorate(headers: &mut HeaderMap, request_id: &str, decision: Option<&Decision>) {
     headers.insert(
         HeaderName::from_static("x-request-id"),
         HeaderValue::from_str(request_id).expect("ascii id"),

@@ -1,0 +1,203 @@
+//! What every request to `/mcp` passes before rmcp sees it, in order:
+//! the `Host` and `Origin` checks (403), the bearer token for the MCP
+//! audience ([`Identity::at`]), the rate limits of the "mcp" bucket (429,
+//! or anonymous requests by address), the token required (401 with the
+//! RFC 9728 challenge), and the body: bounded, one JSON-RPC message (a
+//! batch is refused). Every answer carries a request id and the six
+//! rate-limit headers, like `/v1`'s, and is logged and counted.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::body::Body;
+use axum::extract::{ConnectInfo, Request, State};
+use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+
+use super::Mcp;
+use crate::api::error::{ApiError, ErrorType};
+use crate::api::gate::{Identity, body, decorate, limit};
+use crate::api::limits::{Bucket, Decision};
+use crate::store::{Audience, User, random_hex};
+
+/// The rate-limit bucket of `/mcp` requests (tool calls that query also
+/// draw on the query bucket, as `/v1/query` does).
+pub const BUCKET: Bucket = Bucket::Other("mcp");
+
+/// The authenticated user of an MCP request (in the request's extensions,
+/// which rmcp hands the tools as `http::request::Parts`).
+#[derive(Debug, Clone)]
+pub struct McpCaller {
+    pub user: User,
+}
+
+/// Layer: see the module's comment.
+pub async fn gate(
+    State(mcp): State<Arc<Mcp>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let started = Instant::now();
+    let request_id = format!("req_{}", random_hex(8));
+    let method = request.method().clone();
+    let (mut response, user, decision) = check(&mcp, peer, request, next).await;
+    decorate(response.headers_mut(), &request_id, decision.as_ref());
+    let status = response.status().as_u16();
+    mcp.gate
+        .metrics
+        .observe_request("/mcp", status, started.elapsed());
+    tracing::info!(
+        request_id = %request_id,
+        method = %method,
+        route = "/mcp",
+        status,
+        user = user.as_ref().map_or("-", |u| u.id.as_str()),
+        duration_ms = started.elapsed().as_millis() as u64,
+        "request"
+    );
+    response
+}
+
+async fn check(
+    mcp: &Mcp,
+    peer: SocketAddr,
+    request: Request,
+    next: Next,
+) -> (Response, Option<User>, Option<Decision>) {
+    let (mut parts, body) = request.into_parts();
+    if let Some(reason) = mcp.origin.refusal(&parts.headers, &parts.uri) {
+        tracing::warn!(reason, "mcp: request refused (Host or Origin)");
+        let refused = ApiError::new(ErrorType::Forbidden, reason);
+        return (refused.into_response(), None, None);
+    }
+    let identity = Identity::at(&mcp.gate, &parts.headers, peer, Audience::Mcp);
+    let user = match &identity {
+        Identity::Valid(caller) => Some(caller.user.clone()),
+        _ => None,
+    };
+    if let Identity::Unchecked { .. } = identity {
+        let error = ApiError::unavailable("the bearer token could not be checked");
+        let unknown = mcp.gate.limiter.unknown(BUCKET);
+        return (error.into_response(), None, Some(unknown));
+    }
+    let bucket = match identity {
+        Identity::Valid(_) => BUCKET,
+        _ => Bucket::Anonymous,
+    };
+    let decision = match mcp.gate.limiter.charge(&identity.subject(), bucket).await {
+        Ok(decision) => decision,
+        Err(error) => {
+            let unknown = mcp.gate.limiter.unknown(bucket);
+            return (ApiError::from(error).into_response(), user, Some(unknown));
+        }
+    };
+    let answer = |response: Response| (response, user.clone(), Some(decision));
+    if !decision.allowed {
+        return answer(limit::limited(decision, "/mcp").into_response());
+    }
+    match identity {
+        Identity::Valid(caller) => {
+            parts.extensions.insert(McpCaller { user: caller.user });
+        }
+        Identity::Missing { .. } => {
+            return answer(challenge(mcp, None));
+        }
+        Identity::Expired { .. } => {
+            return answer(challenge(mcp, Some("the bearer token has expired")));
+        }
+        _ => {
+            return answer(challenge(
+                mcp,
+                Some("the bearer token is not valid for this resource"),
+            ));
+        }
+    }
+    if parts.method != Method::POST {
+        // rmcp answers GET and DELETE (405, stateless: no stream, no
+        // session to end).
+        return answer(next.run(Request::from_parts(parts, body)).await);
+    }
+    let bytes = match body::read(&parts.headers, body).await {
+        Ok(bytes) => bytes,
+        Err(error) => return answer(error.into_response()),
+    };
+    if is_batch(&bytes) {
+        return answer(batch_refused());
+    }
+    let request = super::cancel::track(mcp, &mut parts, &bytes);
+    let response = next
+        .run(Request::from_parts(parts, Body::from(bytes)))
+        .await;
+    drop(request);
+    answer(response)
+}
+
+/// 401 with the challenge that leads a client to the protected resource
+/// metadata (RFC 9728 §5.1); `problem` for a token that was sent but is
+/// not good here (RFC 6750 `invalid_token`).
+fn challenge(mcp: &Mcp, problem: Option<&str>) -> Response {
+    let metadata = super::metadata::url(&mcp.origin);
+    let (value, message) = match problem {
+        None => (
+            format!("Bearer resource_metadata=\"{metadata}\""),
+            "a bearer token for this MCP server is required".to_string(),
+        ),
+        Some(problem) => (
+            format!(
+                "Bearer error=\"invalid_token\", error_description=\"{problem}\", resource_metadata=\"{metadata}\""
+            ),
+            format!(
+                "{problem}; MCP needs a token issued for {}",
+                mcp.origin.resource()
+            ),
+        ),
+    };
+    let mut response = ApiError::new(ErrorType::Unauthorized, message).into_response();
+    if let Ok(value) = HeaderValue::from_str(&value) {
+        response
+            .headers_mut()
+            .insert(header::WWW_AUTHENTICATE, value);
+    }
+    response.headers_mut().insert(
+        header::ACCESS_CONTROL_EXPOSE_HEADERS,
+        HeaderValue::from_static("WWW-Authenticate"),
+    );
+    response
+}
+
+/// Whether the body is a JSON array (a JSON-RPC batch, which MCP removed
+/// in 2025-06-18: one message per POST).
+fn is_batch(bytes: &[u8]) -> bool {
+    bytes
+        .iter()
+        .find(|b| !b.is_ascii_whitespace())
+        .is_some_and(|b| *b == b'[')
+}
+
+fn batch_refused() -> Response {
+    let body = json!({
+        "jsonrpc": "2.0",
+        "id": null,
+        "error": {
+            "code": -32600,
+            "message": "JSON-RPC batches are not supported: send one message per POST",
+        },
+    });
+    (StatusCode::BAD_REQUEST, axum::Json(body)).into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_array_is_a_batch_and_an_object_is_not() {
+        assert!(is_batch(b" \n[{\"jsonrpc\":\"2.0\"}]"));
+        assert!(!is_batch(b"{\"jsonrpc\":\"2.0\",\"id\":1}"));
+        assert!(!is_batch(b""));
+    }
+}

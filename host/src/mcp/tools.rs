@@ -1,0 +1,378 @@
+//! The MCP server rmcp runs for each POST: its tools, read-only all. They
+//! answer with `structuredContent` and the same JSON as one text block;
+//! a refusal is an `isError` result holding the contract's error
+//! (`{"error": {"type", "message", ...}}`). The REST rules hold: `query`
+//! and `search` draw on the user's query limits and are archived like
+//! `/v1/query` (they run its pipeline, `api::query::ask`), `deep_search`
+//! on the deep-search limits.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use axum::http::request::Parts;
+use rmcp::handler::server::tool::{Extension, ToolRouter, schema_for_output};
+use rmcp::handler::server::wrapper::{Json, Parameters};
+use rmcp::model::{
+    CallToolResult, ContentBlock, Implementation, RequestMetaObject, Resource, ServerCapabilities,
+    ServerConfig,
+};
+use rmcp::{Peer, RoleServer, ServerHandler, tool, tool_handler, tool_router};
+use serde::Serialize;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::Mcp;
+use super::cancel::LegacyCancel;
+use super::gate::McpCaller;
+use super::progress::Reporter;
+use super::shapes::*;
+use crate::api::error::ApiError;
+use crate::api::gate::limit::limited;
+use crate::api::limits::Bucket;
+use crate::api::query::{Asked, Question, ask};
+use crate::store::User;
+
+/// Source links a `query` result carries at most.
+const MAX_LINKS: usize = 50;
+
+#[derive(Clone)]
+pub struct QuarryMcp {
+    mcp: Arc<Mcp>,
+    tool_router: ToolRouter<QuarryMcp>,
+}
+
+impl QuarryMcp {
+    pub fn new(mcp: Arc<Mcp>) -> QuarryMcp {
+        QuarryMcp {
+            mcp,
+            tool_router: Self::tool_router(),
+        }
+    }
+}
+
+/// What a tool call ends with: its answer, or the contract's error.
+type Outcome<T> = Result<T, CallToolResult>;
+
+#[tool_router]
+impl QuarryMcp {
+    #[tool(
+        name = "search",
+        title = "Search company knowledge",
+        description = "Searches the user's connected business tools (tickets, docs, chat, CRM...) \
+                       live and returns the best passages, each with an id for `fetch`.",
+        annotations(
+            title = "Search company knowledge",
+            read_only_hint = true,
+            open_world_hint = true
+        )
+    )]
+    async fn search(
+        &self,
+        Parameters(args): Parameters<SearchArgs>,
+        Extension(parts): Extension<Parts>,
+        ct: CancellationToken,
+        meta: RequestMetaObject,
+        peer: Peer<RoleServer>,
+    ) -> Result<Json<SearchOut>, CallToolResult> {
+        let user = caller(&parts)?;
+        let question = Question {
+            query: args.query,
+            connectors: None,
+            max_results: None,
+        };
+        let work = async {
+            self.charge(&user, Bucket::Query, "search").await?;
+            let reporter = Reporter::start(peer, &meta);
+            let asked = ask(&self.mcp.app, &user.id, question, None, reporter.sender()).await;
+            reporter.finish().await;
+            let Asked::Answered {
+                rendered, archived, ..
+            } = asked?
+            else {
+                return Err(ApiError::internal("a search without a key was replayed"));
+            };
+            self.hits(&user, rendered, archived)
+        };
+        Ok(Json(
+            until_cancelled(ct, &parts, work).await.map_err(failure)?,
+        ))
+    }
+
+    #[tool(
+        name = "fetch",
+        title = "Fetch a search result",
+        description = "The whole passage a `search` result's id names, with its source, from the \
+                       user's archive (no tool is asked again).",
+        annotations(
+            title = "Fetch a search result",
+            read_only_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn fetch(
+        &self,
+        Parameters(args): Parameters<FetchArgs>,
+        Extension(parts): Extension<Parts>,
+    ) -> Result<Json<FetchOut>, CallToolResult> {
+        let user = caller(&parts)?;
+        let found = super::documents::fetch(&self.mcp.app, &user.id, &args.id).await;
+        Ok(Json(found.map_err(failure)?))
+    }
+
+    #[tool(
+        name = "query",
+        title = "Ask the connected tools",
+        description = "Asks the user's connected tools a question live and answers with cited \
+                       passages grouped by tool (Quarry's POST /v1/query). Optional: the \
+                       connectors to ask, max_results per connector, an idempotency_key.",
+        annotations(title = "Ask the connected tools", read_only_hint = true, open_world_hint = true),
+        output_schema = schema_for_output::<QueryOut>()
+    )]
+    async fn query(
+        &self,
+        Parameters(args): Parameters<QueryArgs>,
+        Extension(parts): Extension<Parts>,
+        ct: CancellationToken,
+        meta: RequestMetaObject,
+        peer: Peer<RoleServer>,
+    ) -> Result<CallToolResult, CallToolResult> {
+        let user = caller(&parts)?;
+        let work = async {
+            let key = match &args.idempotency_key {
+                Some(key) => Some(crate::api::idempotency::check_key(key.as_bytes())?),
+                None => None,
+            };
+            let question = Question {
+                query: args.query,
+                connectors: args.connectors,
+                max_results: args.max_results,
+            };
+            let idempotency = key.map(|key| (key, question_hash(&question)));
+            // A replay is free, as at `/v1/query`.
+            if let Some((key, hash)) = &idempotency
+                && let Some(body) =
+                    crate::api::idempotency::stored_body(&self.mcp.app.store, &user.id, key, hash)
+            {
+                return Ok(serde_json::from_slice::<QueryOut>(&body)?);
+            }
+            self.charge(&user, Bucket::Query, "query").await?;
+            let reporter = Reporter::start(peer, &meta);
+            let asked = ask(
+                &self.mcp.app,
+                &user.id,
+                question,
+                idempotency,
+                reporter.sender(),
+            )
+            .await;
+            reporter.finish().await;
+            Ok::<QueryOut, ApiError>(match asked? {
+                Asked::Answered { rendered, .. } => serde_json::from_value(rendered)?,
+                Asked::Replayed(body) => serde_json::from_slice(&body)?,
+            })
+        };
+        let answer = until_cancelled(ct, &parts, work).await.map_err(failure)?;
+        Ok(with_links(structured(&answer)?, &answer))
+    }
+
+    #[tool(
+        name = "deep_search",
+        title = "Search earlier answers",
+        description = "Searches, by meaning, every passage earlier questions found (the user's \
+                       archive), optionally between date_from and date_to (ISO 8601). No tool \
+                       is asked.",
+        annotations(
+            title = "Search earlier answers",
+            read_only_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn deep_search(
+        &self,
+        Parameters(args): Parameters<DeepSearchArgs>,
+        Extension(parts): Extension<Parts>,
+        ct: CancellationToken,
+    ) -> Result<Json<DeepSearchOut>, CallToolResult> {
+        let user = caller(&parts)?;
+        let work = async {
+            self.charge(&user, Bucket::DeepSearch, "deep_search")
+                .await?;
+            let body = crate::api::deep_search::DeepSearchBody {
+                query: args.query,
+                max_results: args.max_results,
+                date_from: args.date_from,
+                date_to: args.date_to,
+            };
+            let app = &self.mcp.app;
+            let found =
+                crate::api::deep_search::search_archive(&app.archive, &app.metrics, &user.id, body)
+                    .await?;
+            Ok::<DeepSearchOut, ApiError>(serde_json::from_value(found)?)
+        };
+        Ok(Json(
+            until_cancelled(ct, &parts, work).await.map_err(failure)?,
+        ))
+    }
+
+    #[tool(
+        name = "list_connectors",
+        title = "List connectors",
+        description = "The tools Quarry can search, and which of them the user connected.",
+        annotations(
+            title = "List connectors",
+            read_only_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn list_connectors(
+        &self,
+        Extension(parts): Extension<Parts>,
+    ) -> Result<Json<ConnectorsOut>, CallToolResult> {
+        let user = caller(&parts)?;
+        let app = &self.mcp.app;
+        let listed = crate::api::me::list_connectors(&app.store, &app.registry, &user.id)
+            .and_then(|value| serde_json::from_value(value).map_err(ApiError::from));
+        Ok(Json(listed.map_err(failure)?))
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for QuarryMcp {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(
+                Implementation::new("quarry", env!("CARGO_PKG_VERSION")).with_title("Quarry"),
+            )
+            .with_instructions(
+                "Quarry answers questions from the user's business tools, read-only. Use \
+                 `search` then `fetch` for passages with sources, `query` for answers grouped \
+                 by tool, `deep_search` for what earlier questions found.",
+            )
+    }
+}
+
+impl QuarryMcp {
+    /// Draws one request on the user's `bucket` (429's `rate_limited`).
+    async fn charge(&self, user: &User, bucket: Bucket, what: &str) -> Result<(), ApiError> {
+        let decision = self.mcp.app.limiter.charge(&user.id, bucket).await?;
+        match decision.allowed {
+            true => Ok(()),
+            false => Err(limited(decision, &format!("the {what} tool"))),
+        }
+    }
+
+    /// `search`'s results: each chunk of the answer with the opaque id of
+    /// its archived entry.
+    fn hits(
+        &self,
+        user: &User,
+        rendered: Value,
+        archived: std::ops::Range<u64>,
+    ) -> Result<SearchOut, ApiError> {
+        let answer: QueryOut = serde_json::from_value(rendered)?;
+        let chunks = answer.results.into_iter().flat_map(|r| {
+            let label = r.source_label;
+            r.chunks.into_iter().map(move |c| (label.clone(), c))
+        });
+        let mut results = Vec::new();
+        for ((label, chunk), seq) in chunks.zip(archived) {
+            let title = match chunk.metadata.get("title").and_then(Value::as_str) {
+                Some(title) if !title.is_empty() => title.to_string(),
+                _ => label,
+            };
+            results.push(SearchHit {
+                id: super::documents::id_of(&self.mcp.app, &user.id, seq)?,
+                title,
+                url: chunk.source_url,
+                text: chunk.content,
+            });
+        }
+        Ok(SearchOut { results })
+    }
+}
+
+/// The user the gate authenticated.
+fn caller(parts: &Parts) -> Outcome<User> {
+    parts
+        .extensions
+        .get::<McpCaller>()
+        .map(|caller| caller.user.clone())
+        .ok_or_else(|| failure(ApiError::internal("an MCP call without its caller")))
+}
+
+/// Runs `work` until it ends or the client cancels the call: by closing
+/// the request's stream (rmcp's token) or, in the older protocol, by a
+/// `notifications/cancelled` (the gate's registry). Dropping the work
+/// stops it: connectors still running are abandoned, an idempotency key
+/// claimed is released.
+async fn until_cancelled<T>(
+    ct: CancellationToken,
+    parts: &Parts,
+    work: impl Future<Output = Result<T, ApiError>>,
+) -> Result<T, ApiError> {
+    let legacy = parts
+        .extensions
+        .get::<LegacyCancel>()
+        .map(|l| l.0.token.clone())
+        .unwrap_or_default();
+    tokio::select! {
+        done = work => done,
+        () = ct.cancelled() => Err(cancelled()),
+        () = legacy.cancelled() => Err(cancelled()),
+    }
+}
+
+fn cancelled() -> ApiError {
+    ApiError::bad_request("the call was cancelled by the client")
+}
+
+/// A refusal as the tool's `isError` result: the contract's error shape.
+fn failure(error: ApiError) -> CallToolResult {
+    CallToolResult::structured_error(error.body())
+}
+
+fn structured(value: &impl Serialize) -> Outcome<CallToolResult> {
+    serde_json::to_value(value)
+        .map(CallToolResult::structured)
+        .map_err(|e| failure(ApiError::from(e)))
+}
+
+/// The answer's sources as resource links, after its JSON (each address
+/// once).
+fn with_links(mut result: CallToolResult, answer: &QueryOut) -> CallToolResult {
+    let mut seen = std::collections::BTreeSet::new();
+    for result_of_tool in &answer.results {
+        for chunk in &result_of_tool.chunks {
+            if seen.len() >= MAX_LINKS {
+                return result;
+            }
+            if chunk.source_url.is_empty() || !seen.insert(chunk.source_url.clone()) {
+                continue;
+            }
+            let title = chunk
+                .metadata
+                .get("title")
+                .and_then(Value::as_str)
+                .unwrap_or(&result_of_tool.source_label);
+            let link = Resource::new(chunk.source_url.clone(), title.to_string())
+                .with_title(title.to_string())
+                .with_description(format!("from {}", result_of_tool.source_label));
+            result.content.push(ContentBlock::resource_link(link));
+        }
+    }
+    result
+}
+
+/// What an idempotency key is bound to for a `query` call: its arguments
+/// (the key aside), hashed. Marked as MCP's so that the same key sent to
+/// `/v1/query` with another body is a conflict, never a false replay.
+fn question_hash(question: &Question) -> String {
+    use sha2::Digest;
+    let canonical = serde_json::json!({
+        "query": question.query,
+        "connectors": question.connectors,
+        "max_results": question.max_results,
+    });
+    let digest = sha2::Sha256::digest(format!("mcp:{canonical}").as_bytes());
+    hex::encode(digest)
+}
