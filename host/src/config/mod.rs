@@ -151,7 +151,7 @@ impl Config {
             let Some(key) = name.strip_prefix("QUARRY_") else {
                 continue;
             };
-            if key.is_empty() || RESERVED_ENV.contains(&key) {
+            if key.is_empty() || is_reserved_env(key) {
                 continue;
             }
             let path: Vec<String> = key.split("__").map(str::to_ascii_lowercase).collect();
@@ -215,8 +215,25 @@ impl Config {
     }
 }
 
-/// Variables with the prefix that are not configuration keys.
-const RESERVED_ENV: &[&str] = &["LOG", "FAILPOINT"];
+/// Variables with the prefix that are not configuration keys: the log
+/// filter, `admin connect`'s token, and the test and tooling variables
+/// (every `QUARRY_TEST_*`, which a shell running the tests exports).
+const RESERVED_ENV: &[&str] = &[
+    "LOG",
+    "FAILPOINT",
+    "CONNECT_TOKEN",
+    "NO_INSTALL",
+    "ENGINES",
+    "BUILT_PLUGINS",
+    "SCREENSHOT_DIR",
+    "CHROMIUM",
+    "BROWSER_MODULES",
+    "DEMO_LINE",
+];
+
+fn is_reserved_env(key: &str) -> bool {
+    RESERVED_ENV.contains(&key) || key.starts_with("TEST_")
+}
 
 fn parse_env_value(value: &str) -> toml::Value {
     // A bare TOML value (`5`, `true`, `[1, 2]`, `{ a = "b" }`) is typed;

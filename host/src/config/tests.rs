@@ -35,6 +35,25 @@ fn environment_overrides_every_key() {
 }
 
 #[test]
+fn the_tests_and_tools_variables_are_not_configuration_keys() {
+    // A shell that ran `tools/engines` exports QUARRY_TEST_*; `admin
+    // connect` reads its token from QUARRY_CONNECT_TOKEN.
+    let config = Config::from_sources(
+        "allow_plain_http = true",
+        env(&[
+            ("QUARRY_TEST_POSTGRES_URL", "postgres://127.0.0.1/test"),
+            ("QUARRY_TEST_REDIS_URL", "redis://127.0.0.1:6379"),
+            ("QUARRY_CONNECT_TOKEN", "secret"),
+            ("QUARRY_LOG", "warn"),
+        ]),
+    );
+    assert!(config.is_ok(), "{:#}", config.unwrap_err());
+    // A misspelt key is still an error.
+    let typo = Config::from_sources("allow_plain_http = true", env(&[("QUARRY_DATADIR", "/x")]));
+    assert!(format!("{:#}", typo.unwrap_err()).contains("datadir"));
+}
+
+#[test]
 fn plain_http_only_on_loopback_and_only_when_asked() {
     assert!(Config::from_sources("", env(&[])).is_err());
     assert!(Config::from_sources("allow_plain_http = true", env(&[])).is_ok());
