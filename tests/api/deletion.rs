@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use quarry::archive::Archive;
-use quarry::store::TokenCheck;
+use quarry::store::{Audience, TokenCheck};
 use quarry_tests::server::{Demo, DemoOptions};
 use quarry_tests::shared;
 use reqwest::Method;
@@ -146,7 +146,7 @@ async fn assert_nothing_left(dir: &Path, traces: &Traces) {
         "grants"
     );
     assert_eq!(
-        store.check_token(&traces.token).unwrap(),
+        store.check_token(&traces.token, Audience::V1).unwrap(),
         TokenCheck::Unknown,
         "the API token"
     );

@@ -72,6 +72,7 @@ async fn one_size(size: usize, passages: &[String], queries: &[String]) -> Resul
                 connector: "github",
                 content: t,
                 vector: None,
+                source: None,
             })
             .collect();
         let question = &queries[q % queries.len()];
