@@ -90,7 +90,7 @@ pub struct Entry {
 }
 
 /// A chunk's document: its title and its address at the vendor.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Source {
     pub title: String,
     pub url: String,

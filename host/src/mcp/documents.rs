@@ -46,28 +46,17 @@ pub async fn fetch(app: &App, user_id: &str, id: &str) -> Result<FetchOut, ApiEr
     if id.len() > 256 {
         return Err(unknown());
     }
-    let (archive, app2, user, id_owned) = (
-        app.archive.clone(),
-        app.clone(),
-        user_id.to_string(),
-        id.to_string(),
-    );
+    let (app, user, id_owned) = (app.clone(), user_id.to_string(), id.to_string());
     let entry = tokio::task::spawn_blocking(move || -> Result<_> {
-        let Some(seq) = seq_of(&app2, &user, &id_owned)? else {
+        let Some(seq) = seq_of(&app, &user, &id_owned)? else {
             return Ok(None);
         };
-        archive.entry(&user, seq)
+        app.archive.entry(&user, seq)
     })
     .await
     .map_err(anyhow::Error::from)??;
     let entry = entry.ok_or_else(unknown)?;
-    let source = entry
-        .source
-        .clone()
-        .unwrap_or_else(|| crate::archive::Source {
-            title: String::new(),
-            url: String::new(),
-        });
+    let source = entry.source.unwrap_or_default();
     Ok(FetchOut {
         id: id.to_string(),
         title: source.title,
