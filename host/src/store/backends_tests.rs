@@ -24,8 +24,29 @@ fn records_contract(store: &Store) {
     for (key, value) in [("a", "1"), ("ab", "2"), ("b", "3"), ("c", "4")] {
         txn.put(&NOTES, key, value.as_bytes()).unwrap();
     }
-    // A writer reads its own writes.
+    // A writer reads its own writes, by key and in scans.
     assert_eq!(txn.get(&NOTES, "ab").unwrap().unwrap(), b"2");
+    assert_eq!(txn.count_in(&NOTES, ..).unwrap(), 4);
+    txn.commit().unwrap();
+
+    // The last of several writes to a key wins; a write then a removal in
+    // one writer removes; a removal returns what the writer last wrote.
+    let mut txn = store.write().unwrap();
+    txn.put(&NOTES, "e", b"first").unwrap();
+    txn.put(&NOTES, "e", b"second").unwrap();
+    txn.put(&NOTES, "f", b"gone").unwrap();
+    assert_eq!(txn.remove(&NOTES, "f").unwrap().unwrap(), b"gone");
+    txn.put(&NOTES, "c", b"4 again").unwrap();
+    assert_eq!(txn.remove(&NOTES, "c").unwrap().unwrap(), b"4 again");
+    txn.put(&NOTES, "c", b"4").unwrap();
+    txn.commit().unwrap();
+    let reader = store.read().unwrap();
+    assert_eq!(reader.get(&NOTES, "e").unwrap().unwrap(), b"second");
+    assert!(reader.get(&NOTES, "f").unwrap().is_none());
+    assert_eq!(reader.get(&NOTES, "c").unwrap().unwrap(), b"4");
+    drop(reader);
+    let mut txn = store.write().unwrap();
+    txn.remove(&NOTES, "e").unwrap();
     txn.commit().unwrap();
 
     // A reader is a snapshot: a later commit does not show in it.
