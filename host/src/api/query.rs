@@ -14,7 +14,7 @@ use super::error::ApiError;
 use super::gate::{BodyHash, Caller};
 use super::idempotency::{self, Claimed};
 use super::json::ApiJson;
-use crate::archive::{ArchivedChunk, Source};
+use crate::archive::{OwnedChunk, Recording, Source};
 use crate::search::Answer;
 use crate::store::Grant;
 
@@ -169,46 +169,28 @@ async fn archive(
     let started = std::time::Instant::now();
     // With the vectors the ranking computed: the archive indexes them at
     // once instead of embedding the chunks again.
-    type Owned = (String, String, Option<(String, Vec<f32>)>, Source);
-    let chunks: Vec<Owned> = answer
+    let chunks: Vec<OwnedChunk> = answer
         .results
         .iter()
         .flat_map(|r| {
-            r.chunks.iter().map(|c| {
-                let source = Source {
+            r.chunks.iter().map(|c| OwnedChunk {
+                connector: r.connector.clone(),
+                content: c.content.clone(),
+                vector: c.vector.clone(),
+                source: Some(Source {
                     title: c.title().to_string(),
                     url: c.source_url.clone(),
-                };
-                (
-                    r.connector.clone(),
-                    c.content.clone(),
-                    c.vector.clone(),
-                    source,
-                )
+                }),
             })
         })
         .collect();
-    let (archive, user, query_id, question) = (
-        app.archive.clone(),
-        user_id.to_string(),
-        answer.query_id.clone(),
-        question.to_string(),
-    );
-    let archived = tokio::task::spawn_blocking(move || {
-        let chunks: Vec<ArchivedChunk<'_>> = chunks
-            .iter()
-            .map(|(connector, content, vector, source)| ArchivedChunk {
-                connector,
-                content,
-                vector: vector
-                    .as_ref()
-                    .map(|(model, v)| (model.as_str(), v.as_slice())),
-                source: Some(source.clone()),
-            })
-            .collect();
-        archive.record(&user, &query_id, &question, &chunks)
-    })
-    .await??;
+    let recording = Recording {
+        user_id: user_id.to_string(),
+        query_id: answer.query_id.clone(),
+        query: question.to_string(),
+        chunks,
+    };
+    let archived = app.archive.record_grouped(recording).await?;
     app.metrics.observe_stage("archive", started.elapsed());
     Ok(archived)
 }

@@ -20,7 +20,8 @@ impl Archive {
         tokio::spawn(async move {
             loop {
                 let _ = tokio::time::timeout(Duration::from_secs(5), archive.wake.notified()).await;
-                if let Err(error) = archive.index_everyone().await {
+                let indexed = archive.index_everyone().await;
+                if let Err(error) = indexed.and(archive.save_loaded_if_due().await) {
                     tracing::warn!(
                         error = format!("{error:#}"),
                         "archive indexing failed; will retry"
@@ -38,6 +39,26 @@ impl Archive {
             self.load(&user_id, &slot).await?;
             self.index_pending(&user_id, &slot).await?;
             self.save_if_due(&user_id, &slot)?;
+        }
+        Ok(())
+    }
+
+    /// Stores each loaded index that took enough vectors since it was last
+    /// stored (queries' archiving leaves that to this task), off the async
+    /// workers.
+    async fn save_loaded_if_due(self: &Arc<Self>) -> Result<()> {
+        let due: Vec<(String, Arc<Slot>)> = self
+            .loaded
+            .lock()
+            .expect("loaded indexes")
+            .iter()
+            .filter(|(_, slot)| Self::save_due(slot))
+            .map(|(user, slot)| (user.clone(), slot.clone()))
+            .collect();
+        for (user_id, slot) in due {
+            let _indexing = slot.indexing.lock().await;
+            let (archive, saving) = (self.clone(), slot.clone());
+            tokio::task::spawn_blocking(move || archive.save_if_due(&user_id, &saving)).await??;
         }
         Ok(())
     }

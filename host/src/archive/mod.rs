@@ -1,9 +1,10 @@
 //! The encrypted archive of earlier queries and what they found, and the
 //! search over it (`POST /v1/deep_search`).
 //!
-//! Writing is cheap and happens before a query's response is sent: each
-//! returned chunk becomes a sealed entry, the query a sealed history record,
-//! in one commit. A chunk the live ranking embedded comes with its
+//! Writing is cheap and happens before a query's response is sent
+//! (`recording.rs`): each returned chunk becomes a sealed entry, the query
+//! a sealed history record, in one commit shared by the queries answered
+//! at that moment. A chunk the live ranking embedded comes with its
 //! vector: it is stored in the entry and added to the user's in-memory
 //! usearch index at once, so nothing is embedded twice. The others (ranked
 //! by keywords because the model did not reach them in time) are queued:
@@ -21,16 +22,18 @@ mod deep_search;
 mod entries;
 mod index;
 mod indexer;
+mod recording;
 mod stored;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use anyhow::{Result, bail};
+use anyhow::Result;
 
-use self::entries::{ENTRIES, HISTORY, PENDING, history_record_id, read_head, write_head};
+use self::entries::{ENTRIES, HISTORY, history_record_id};
 pub use self::entries::{Entry, HistoryRecord, Source, USER_DATA};
 pub use self::index::{Hit, UserIndex};
+pub use self::recording::{ArchivedChunk, OwnedChunk, Recording};
 use crate::rank::Scheduler;
 use crate::store::Store;
 use crate::store::records::{Records, user_seqs};
@@ -47,17 +50,6 @@ const EMBED_BATCH: usize = 64;
 const SAVE_AFTER: usize = 1024;
 /// Loaded indexes kept in memory (the least recently used saved ones go).
 const MAX_LOADED: usize = 256;
-
-/// A chunk to archive: which connector found it, its text, and its vector
-/// when the live ranking embedded it (the embedder's name and the vector).
-pub struct ArchivedChunk<'a> {
-    pub connector: &'a str,
-    pub content: &'a str,
-    pub vector: Option<(&'a str, &'a [f32])>,
-    /// Its document's title and address, kept so that the chunk can be
-    /// shown again without asking the vendor (MCP's `fetch`).
-    pub source: Option<Source>,
-}
 
 /// An archived chunk that matched a deep search.
 #[derive(Debug, Clone)]
@@ -79,6 +71,10 @@ pub struct Archive {
     embedder: Scheduler,
     loaded: Mutex<HashMap<String, Arc<Slot>>>,
     wake: tokio::sync::Notify,
+    /// Answered queries waiting for the next commit, and the turn to make
+    /// it (`recording.rs`).
+    waiting: Mutex<Vec<recording::Waiting>>,
+    commit_turn: tokio::sync::Mutex<()>,
 }
 
 /// One user's index, and the locks that make one task at a time load it
@@ -100,115 +96,13 @@ impl Archive {
             embedder,
             loaded: Mutex::default(),
             wake: tokio::sync::Notify::new(),
+            waiting: Mutex::default(),
+            commit_turn: tokio::sync::Mutex::new(()),
         })
     }
 
     pub fn embedder_name(&self) -> &str {
         self.embedder.model_name()
-    }
-
-    /// Archives one answered query: its chunks and the query itself, in one
-    /// commit. Blocking (it waits for the commit): call it off the async
-    /// workers. Returns the sequence numbers of the entries written (the
-    /// chunks' order).
-    pub fn record(
-        &self,
-        user_id: &str,
-        query_id: &str,
-        query: &str,
-        chunks: &[ArchivedChunk<'_>],
-    ) -> Result<std::ops::Range<u64>> {
-        let key = self.store.data_key(user_id)?;
-        let mut txn = self.store.write()?;
-        if !self.store.has_data_key_in(&txn, user_id)? {
-            bail!("user {user_id} is being deleted");
-        }
-        let mut head = read_head(&txn, user_id)?;
-        // Time never goes back within a user's archive, so that sequence
-        // order is time order (a clock step back must not break ranges).
-        let queried_at_ms = now_ms().max(head.last_queried_at_ms);
-        let first_seq = head.next_seq;
-        let vectors: Vec<Option<&[f32]>> = chunks.iter().map(|c| self.usable(c.vector)).collect();
-        for (offset, (chunk, vector)) in chunks.iter().zip(&vectors).enumerate() {
-            let seq = first_seq + offset as u64;
-            let entry = Entry {
-                query_id: query_id.to_string(),
-                query: query.to_string(),
-                connector: chunk.connector.to_string(),
-                content: chunk.content.to_string(),
-                queried_at_ms,
-                vector: vector.map(|v| (self.embedder_name().to_string(), v.to_vec())),
-                source: chunk.source.clone(),
-            };
-            txn.put(&ENTRIES, (user_id, seq), &entry.seal(&key, user_id, seq)?)?;
-            if vector.is_none() {
-                txn.put(&PENDING, (user_id, seq), ())?;
-            }
-        }
-        let mut connectors: Vec<String> = chunks.iter().map(|c| c.connector.to_string()).collect();
-        connectors.sort();
-        connectors.dedup();
-        let history = HistoryRecord {
-            query_id: query_id.to_string(),
-            query: query.to_string(),
-            queried_at_ms,
-            first_seq,
-            chunks: chunks.len() as u64,
-            connectors,
-        };
-        let record_id = history_record_id(head.next_query);
-        txn.put(
-            &HISTORY,
-            (user_id, head.next_query),
-            &key.encrypt(user_id, &record_id, &serde_json::to_vec(&history)?),
-        )?;
-        head.next_query += 1;
-        head.next_seq += chunks.len() as u64;
-        head.last_queried_at_ms = queried_at_ms;
-        write_head(&mut txn, user_id, &head)?;
-        txn.commit()?;
-        // A loaded index takes the new entries now (one not loaded catches
-        // up with the entries when it is).
-        if let Some(slot) = self.loaded_slot(user_id) {
-            self.add_recorded(&slot, first_seq, queried_at_ms, &vectors);
-            self.save_if_due(user_id, &slot)?;
-        }
-        if vectors.iter().any(Option::is_none) {
-            self.wake.notify_one();
-        }
-        Ok(first_seq..first_seq + chunks.len() as u64)
-    }
-
-    /// A vector the ranking computed, if it is in this archive's space.
-    fn usable<'a>(&self, vector: Option<(&str, &'a [f32])>) -> Option<&'a [f32]> {
-        vector
-            .filter(|(name, v)| {
-                *name == self.embedder_name() && v.len() == self.embedder.dimensions()
-            })
-            .map(|(_, v)| v)
-    }
-
-    fn add_recorded(
-        &self,
-        slot: &Slot,
-        first_seq: u64,
-        queried_at_ms: i64,
-        vectors: &[Option<&[f32]>],
-    ) {
-        let mut guard = slot.index.lock().expect("index lock");
-        let Some(index) = guard.as_mut() else {
-            return;
-        };
-        for (offset, vector) in vectors.iter().enumerate() {
-            let seq = first_seq + offset as u64;
-            index.set_time(seq, queried_at_ms);
-            if let Some(vector) = vector
-                && let Err(error) = index.add(seq, vector)
-            {
-                // The entry holds the vector: the next load adds it.
-                tracing::warn!(error = format!("{error:#}"), "adding to the archive index");
-            }
-        }
     }
 
     /// The entries of `hits`, without their vectors.

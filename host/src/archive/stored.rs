@@ -52,16 +52,19 @@ impl Archive {
     }
 
     pub(super) fn save_if_due(&self, user_id: &str, slot: &Slot) -> Result<()> {
-        let due = slot
-            .index
-            .lock()
-            .expect("index lock")
-            .as_ref()
-            .is_some_and(|index| index.unsaved >= SAVE_AFTER.min(index.len().div_ceil(10)).max(1));
-        if due {
+        if Self::save_due(slot) {
             self.save(user_id, slot)?;
         }
         Ok(())
+    }
+
+    /// Whether enough vectors came into a loaded index since it was stored.
+    pub(super) fn save_due(slot: &Slot) -> bool {
+        slot.index
+            .lock()
+            .expect("index lock")
+            .as_ref()
+            .is_some_and(|index| index.unsaved >= SAVE_AFTER.min(index.len().div_ceil(10)).max(1))
     }
 
     /// Seals the index and stores it in segments, replacing the previous

@@ -218,3 +218,73 @@ async fn an_index_made_by_another_embedder_is_rebuilt() {
     assert_eq!(outcome.found.len(), 1, "re-embedded with the new embedder");
     assert!(outcome.found[0].similarity > 0.3);
 }
+
+fn recording(user_id: &str, n: usize, chunks: usize) -> Recording {
+    Recording {
+        user_id: user_id.to_string(),
+        query_id: format!("qry_{n}"),
+        query: format!("question {n}"),
+        chunks: (0..chunks)
+            .map(|c| OwnedChunk {
+                connector: "github".into(),
+                content: format!("passage {c} of answer {n}"),
+                vector: None,
+                source: None,
+            })
+            .collect(),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn queries_archived_at_once_share_commits_and_each_gets_its_own_entries() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(Store::open(dir.path(), None).unwrap());
+    let alice = store.create_user("alice@b.c").unwrap().id;
+    let bob = store.create_user("bob@b.c").unwrap().id;
+    let archive = Arc::new(archive(store.clone()));
+    let tasks: Vec<_> = (0..40)
+        .map(|n| {
+            let archive = archive.clone();
+            let user = if n % 2 == 0 {
+                alice.clone()
+            } else {
+                bob.clone()
+            };
+            tokio::spawn(async move { archive.record_grouped(recording(&user, n, 3)).await })
+        })
+        .collect();
+    let mut ranges: Vec<std::ops::Range<u64>> = Vec::new();
+    for task in tasks {
+        ranges.push(task.await.unwrap().unwrap());
+    }
+    // Each user's entries: 20 answers of 3 chunks, in ranges that do not
+    // overlap and leave no gap.
+    for (user, parity) in [(&alice, 0), (&bob, 1)] {
+        let mut theirs: Vec<_> = ranges
+            .iter()
+            .enumerate()
+            .filter(|(n, _)| n % 2 == parity)
+            .map(|(_, r)| r.clone())
+            .collect();
+        theirs.sort_by_key(|r| r.start);
+        let flat: Vec<u64> = theirs.into_iter().flatten().collect();
+        assert_eq!(flat, (0..60).collect::<Vec<u64>>());
+        assert_eq!(archive.history(user).unwrap().len(), 20);
+        assert_eq!(archive.entry_count(user).unwrap(), 60);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_user_being_deleted_fails_only_their_own_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(Store::open(dir.path(), None).unwrap());
+    let alice = store.create_user("alice@b.c").unwrap().id;
+    let archive = Arc::new(archive(store.clone()));
+    let outcome = archive.record_grouped(recording("usr_gone", 1, 2)).await;
+    assert!(outcome.is_err(), "nobody's archive");
+    let kept = archive
+        .record_grouped(recording(&alice, 2, 2))
+        .await
+        .unwrap();
+    assert_eq!(kept, 0..2);
+}
