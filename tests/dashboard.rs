@@ -5,8 +5,8 @@
 use std::time::Duration;
 
 use quarry_tests::dashboard_client::{
-    Browser, PASSWORD, Page, approve_at_device, between, collect_device_tokens, oauth_form,
-    signed_in,
+    Browser, PASSWORD, Page, approve_at_device, authorized_mcp_client, between,
+    collect_device_tokens, exchange_code, oauth_form, signed_in,
 };
 use quarry_tests::server::Demo;
 use serde_json::{Value, json};
@@ -743,6 +743,12 @@ async fn after_a_deletion_no_space_holds_a_record_that_names_the_user() {
     let tokens = collect_device_tokens(&demo, 0, &collected, "Assistant A").await;
     assert!(tokens["refresh_token"].is_string(), "{tokens}");
     approve_at_device(&demo, &mut alice, "Assistant B").await;
+    // An MCP client allowed and holding tokens, and one with its code not
+    // yet exchanged.
+    let (code, client) = authorized_mcp_client(&demo, &mut alice, "MCP client A").await;
+    let mcp_tokens = exchange_code(&demo, &code, &client).await;
+    assert!(mcp_tokens["refresh_token"].is_string(), "{mcp_tokens}");
+    authorized_mcp_client(&demo, &mut alice, "MCP client B").await;
     demo.call(reqwest::Method::POST, "/query")
         .token(demo.alice())
         .idempotency_key("5f0c6a43-1d9e-4c1b-8b7a-2e3f4a5b6c7d")

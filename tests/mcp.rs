@@ -254,6 +254,23 @@ async fn the_transport_is_stateless_and_one_message_per_post() {
         .unwrap();
     assert_eq!(same_site.status(), StatusCode::OK);
 
+    // DNS rebinding: a name that is not this server's, over HTTP/1.1
+    // (where the name travels in Host).
+    let rebound = demo
+        .client_http1
+        .post(&demo.mcp_url)
+        .header("host", "evil.example")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", LEGACY)
+        .bearer_auth(demo.mcp_token("alice"))
+        .json(&initialize)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(rebound.status(), StatusCode::FORBIDDEN);
+    let refused: Value = rebound.json().await.unwrap();
+    assert_eq!(refused["error"]["type"], "forbidden");
+
     let trailing = demo
         .client
         .post(format!("{}/", demo.mcp_url))
@@ -350,4 +367,50 @@ async fn an_idempotency_key_replays_a_query_call_for_free() {
         .tool("query", json!({ "query": "x", "idempotency_key": "" }))
         .await;
     assert_eq!(bad["structuredContent"]["error"]["type"], "bad_request");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bad_arguments_are_refused_with_what_is_wrong() {
+    let demo = Demo::start(&[]);
+    let alice = Raw::new(&demo, demo.mcp_token("alice"));
+    // Not the tool's schema: a JSON-RPC "invalid params" error.
+    for arguments in [
+        json!({}),
+        json!({ "query": 7 }),
+        json!({ "query": "x", "extra": 1 }),
+    ] {
+        let body = json!({
+            "jsonrpc": "2.0", "id": 9, "method": "tools/call",
+            "params": { "name": "search", "arguments": arguments },
+        });
+        let response = alice.post(&body).await;
+        assert_eq!(response.status(), StatusCode::OK, "{arguments}");
+        let answer: Value = response.json().await.unwrap();
+        assert_eq!(answer["error"]["code"], -32602, "{arguments}: {answer}");
+    }
+    // Within the schema but out of the contract's bounds: a tool error
+    // with the contract's error type and a message that names the field.
+    let answer = alice
+        .tool("query", json!({ "query": "x", "max_results": 1000 }))
+        .await;
+    assert_eq!(answer["isError"], true, "{answer}");
+    assert_eq!(answer["structuredContent"]["error"]["type"], "bad_request");
+    let message = answer["structuredContent"]["error"]["message"]
+        .as_str()
+        .unwrap();
+    assert!(message.contains("max_results"), "{message}");
+    let answer = alice
+        .tool("query", json!({ "query": "x", "connectors": ["nope"] }))
+        .await;
+    assert_eq!(answer["structuredContent"]["error"]["type"], "bad_request");
+    // An unknown tool.
+    let body = json!({
+        "jsonrpc": "2.0", "id": 10, "method": "tools/call",
+        "params": { "name": "delete_my_data", "arguments": {} },
+    });
+    let answer: Value = alice.post(&body).await.json().await.unwrap();
+    assert!(
+        answer["error"]["code"].is_i64() || answer["result"]["isError"] == true,
+        "{answer}"
+    );
 }

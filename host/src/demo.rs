@@ -302,6 +302,8 @@ fn demo_config(
         .collect();
     let mut dashboard = toml::Table::new();
     dashboard.insert("authorize_host_overrides".into(), authorize.into());
+    // The tests' MCP clients publish their metadata on this machine.
+    dashboard.insert("allow_private_client_documents".into(), true.into());
     // Single sign-on with the fake's Okta (alice@acme.test and bob@acme.test).
     let mut sso = toml::Table::new();
     sso.insert("issuer".into(), "https://acme.okta.com".into());

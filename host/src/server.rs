@@ -37,12 +37,25 @@ pub struct Running {
 /// Opens the store, loads the connectors and starts listening.
 pub async fn start(config: Config) -> Result<Running> {
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let app = assemble(&config).await?;
+    // Bound first: without a configured public URL, the server's public
+    // origin (the MCP resource, the authorization server's issuer) is the
+    // address actually listened on.
+    let listener = tokio::net::TcpListener::bind(config.listen)
+        .await
+        .and_then(|listener| listener.into_std())
+        .with_context(|| format!("could not listen on {}", config.listen))?;
+    let origin = crate::mcp::PublicOrigin::new(
+        config.dashboard.public_url.as_deref(),
+        listener.local_addr()?,
+        config.tls_enabled(),
+    );
+    let app = assemble(&config, origin.clone()).await?;
     start_background_work(&app).await?;
     // The dashboard: outside `/v1` and its gate, with its own middleware.
     let dashboard = Arc::new(crate::dashboard::Dashboard::new(
         crate::dashboard::Needs {
             store: app.store.clone(),
+            limiter: app.limiter.clone(),
             registry: app.registry.clone(),
             issuer: app.issuer.clone(),
             webhooks: app.webhooks.clone(),
@@ -54,17 +67,6 @@ pub async fn start(config: Config) -> Result<Running> {
             .client()
             .clone(),
     )?);
-    // Bound before the router is built: without a configured public URL,
-    // the MCP endpoint's origin is the address actually listened on.
-    let listener = tokio::net::TcpListener::bind(config.listen)
-        .await
-        .and_then(|listener| listener.into_std())
-        .with_context(|| format!("could not listen on {}", config.listen))?;
-    let origin = crate::mcp::PublicOrigin::new(
-        config.dashboard.public_url.as_deref(),
-        listener.local_addr()?,
-        config.tls_enabled(),
-    );
     let router = api::router(app.clone())
         .merge(crate::dashboard::router(dashboard))
         .merge(crate::mcp::router(app.clone(), origin))
@@ -147,7 +149,7 @@ fn replica_id(data_dir: &std::path::Path) -> Result<String> {
     Ok(id)
 }
 
-async fn assemble(config: &Config) -> Result<App> {
+async fn assemble(config: &Config, origin: crate::mcp::PublicOrigin) -> Result<App> {
     let store = Arc::new(open_store(config)?);
     let runtime = Runtime::new(RuntimeConfig {
         cache_dir: Some(config.data_dir.join("cache/components")),
@@ -202,11 +204,18 @@ async fn assemble(config: &Config) -> Result<App> {
         vendors.clone(),
         config.deletion.revocation_retry_seconds.clone(),
     );
+    // MCP clients' metadata documents: https only, public addresses
+    // unless the operator allows more, trusting the operator's roots.
+    let documents = crate::issuer::documents::Documents::new(
+        config.dashboard.allow_private_client_documents,
+        &network(config)?.extra_root_certs,
+    )?;
     let issuer = Arc::new(crate::issuer::Issuer::new(
         store.clone(),
         config.token_ttl_seconds,
-        config.tls_enabled(),
-    )?);
+        origin,
+        documents,
+    ));
     let deletions = Arc::new(Deletions::new(
         store.clone(),
         archive.clone(),

@@ -46,6 +46,11 @@ pub const NOT_USER_DATA: &[(&str, &str)] = &[
         "a sign-in in flight: nobody's until it ends",
     ),
     (
+        "oauth_clients",
+        "MCP clients that registered themselves (RFC 7591): a name and redirect addresses, nobody's; \
+         what a person allowed them is in refresh_families",
+    ),
+    (
         "webhook_given_up",
         "what is kept of an undeliverable event: no user id and nothing secret; dropped after 30 days",
     ),

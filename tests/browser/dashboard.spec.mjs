@@ -6,7 +6,8 @@
 // One person's whole visit, in order: sign in, connect a tool through the
 // vendor's OAuth (authorization code + PKCE) and one that asks for a
 // setting first, issue an API token and use it
-// from here, approve an assistant's device code at /device, register and
+// from here, approve an assistant's device code at /device, allow an MCP
+// client at its consent page (/oauth/authorize) and see it listed, register and
 // remove a webhook, delete the account and see every token stop working;
 // then bob signs in with the identity provider (single sign-on, OIDC).
 // Every page visited is screenshotted (full page) into
@@ -20,8 +21,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
-import { X509Certificate, createHash } from 'node:crypto';
+import { X509Certificate, createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
+import http from 'node:http';
 import https from 'node:https';
 import path from 'node:path';
 
@@ -386,6 +388,58 @@ test('a visit to the dashboard in Chromium', async (t) => {
     const who = await me(deviceToken);
     assert.equal(who.status, 200, who.text);
     assert.equal(who.body.email, alice.email);
+  });
+
+  await step(t, 'allows an MCP client at its consent page', async () => {
+    // The client's loopback redirect (RFC 8252): where the browser lands.
+    const callback = http.createServer((req, res) => res.end('<!doctype html><title>Signed in</title>'));
+    await new Promise((resolve) => callback.listen(0, '127.0.0.1', resolve));
+    const redirectUri = `http://127.0.0.1:${callback.address().port}/callback`;
+    try {
+      const registered = await request('POST', `${origin}/oauth/register`, {
+        json: { client_name: 'Browser MCP Client', redirect_uris: [redirectUri] },
+      });
+      assert.equal(registered.status, 201, registered.text);
+      const clientId = registered.body.client_id;
+      const verifier = randomBytes(32).toString('base64url');
+      const challenge = createHash('sha256').update(verifier).digest('base64url');
+      const authorize = new URL(`${origin}/oauth/authorize`);
+      for (const [k, v] of Object.entries({
+        response_type: 'code', client_id: clientId, redirect_uri: redirectUri, state: 'browser-state',
+        code_challenge: challenge, code_challenge_method: 'S256', resource: demo.mcp_url,
+      })) authorize.searchParams.set(k, v);
+
+      await navigate(() => page.goto(authorize.href));
+      assert.equal(await h1(), 'Allow Browser MCP Client?');
+      assert.equal(await page.locator('main strong').first().innerText(), 'Browser MCP Client');
+      assert.ok(await page.getByRole('region', { name: 'It will be able to' }).isVisible());
+      await visit('mcp-consent');
+      await navigate(() => page.getByRole('button', { name: 'Allow' }).click());
+      const back = new URL(page.url());
+      assert.equal(back.origin + back.pathname, redirectUri);
+      assert.equal(back.searchParams.get('state'), 'browser-state');
+      assert.equal(back.searchParams.get('iss'), origin);
+
+      const tokens = await request('POST', `${origin}/oauth/token`, {
+        form: {
+          grant_type: 'authorization_code', code: back.searchParams.get('code'), redirect_uri: redirectUri,
+          client_id: clientId, code_verifier: verifier, resource: demo.mcp_url,
+        },
+      });
+      assert.equal(tokens.status, 200, tokens.text);
+      const listed = await request('POST', demo.mcp_url, {
+        headers: { ...bearer(tokens.body.access_token), accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' },
+        json: { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+      });
+      assert.equal(listed.status, 200, listed.text);
+
+      await navigate(() => page.goto(`${origin}/dashboard/tokens`));
+      const row = page.locator('tr[data-assistant-id]', { hasText: 'Browser MCP Client' });
+      assert.equal(await row.count(), 1);
+      await visit('mcp-connected');
+    } finally {
+      callback.close();
+    }
   });
 
   await step(t, 'registers and removes a webhook', async () => {

@@ -21,6 +21,8 @@ pub struct Browser {
     pub cookie: Option<String>,
     /// The single sign-on flow's cookie, while one is in flight.
     pub sso_cookie: Option<String>,
+    /// The authorization request to come back to after signing in.
+    pub return_cookie: Option<String>,
 }
 
 pub struct Page {
@@ -55,6 +57,7 @@ impl Browser {
             origin: demo.replicas[replica].trim_end_matches("/v1").to_string(),
             cookie: None,
             sso_cookie: None,
+            return_cookie: None,
         }
     }
 
@@ -72,6 +75,7 @@ impl Browser {
             match name {
                 "__Host-quarry_session" => self.cookie = kept,
                 "__Host-quarry_sso" => self.sso_cookie = kept,
+                "__Host-quarry_return" => self.return_cookie = kept,
                 other => panic!("an unexpected cookie {other}"),
             }
         }
@@ -95,7 +99,7 @@ impl Browser {
 
     /// The Cookie header this browser sends.
     fn cookies(&self) -> Option<String> {
-        let all: Vec<&str> = [&self.cookie, &self.sso_cookie]
+        let all: Vec<&str> = [&self.cookie, &self.sso_cookie, &self.return_cookie]
             .into_iter()
             .flatten()
             .map(String::as_str)
@@ -259,6 +263,100 @@ pub async fn collect_device_tokens(
             ("grant_type", "urn:ietf:params:oauth:grant-type:device_code"),
             ("device_code", device_code),
             ("client_id", client_id),
+        ],
+    )
+    .await
+}
+
+/// Plays the person at the consent page the client sent them to: answers
+/// `decision`, and returns where the browser was sent back.
+pub async fn consent(person: &mut Browser, authorize_url: &str, decision: &str) -> String {
+    let page = person.get(authorize_url).await;
+    assert_eq!(page.status, 200, "the consent page: {}", page.text);
+    let mut form = hidden_fields(&page);
+    form.push(("decision".into(), decision.into()));
+    let form: Vec<(&str, &str)> = form.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let answered = person.post("/oauth/authorize", &form).await;
+    assert_eq!(answered.status, 303, "{}", answered.text);
+    answered.location.expect("sent back to the client")
+}
+
+/// The consent form's hidden fields (the request, carried; the CSRF token).
+fn hidden_fields(page: &Page) -> Vec<(String, String)> {
+    page.text
+        .split(r#"<input type="hidden" name=""#)
+        .skip(1)
+        .map(|rest| {
+            let name = rest.split('"').next().unwrap().to_string();
+            let value = between(rest, r#"value=""#, "\"").unwrap_or_default();
+            (name, unescape(&value))
+        })
+        .collect()
+}
+
+fn unescape(html: &str) -> String {
+    html.replace("&quot;", "\"")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&")
+}
+
+/// A verifier and its S256 challenge (RFC 7636's example).
+pub const PKCE_VERIFIER: &str = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
+pub const PKCE_CHALLENGE: &str = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
+
+/// An MCP client registers (RFC 7591) as `name` and the signed-in person
+/// allows it: the authorization code it was sent back with, and its id.
+pub async fn authorized_mcp_client(
+    demo: &Demo,
+    person: &mut Browser,
+    name: &str,
+) -> (String, String) {
+    let origin = demo.mcp_url.trim_end_matches("/mcp").to_string();
+    let redirect = "http://127.0.0.1:33418/callback";
+    let client: Value = demo
+        .client
+        .post(format!("{origin}/oauth/register"))
+        .json(&serde_json::json!({ "client_name": name, "redirect_uris": [redirect] }))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let client_id = client["client_id"]
+        .as_str()
+        .expect("registered")
+        .to_string();
+    let mut url = url::Url::parse(&format!("{origin}/oauth/authorize")).unwrap();
+    url.query_pairs_mut()
+        .append_pair("response_type", "code")
+        .append_pair("client_id", &client_id)
+        .append_pair("redirect_uri", redirect)
+        .append_pair("code_challenge", PKCE_CHALLENGE)
+        .append_pair("code_challenge_method", "S256");
+    let sent = consent(person, url.as_str(), "allow").await;
+    let code = url::Url::parse(&sent)
+        .unwrap()
+        .query_pairs()
+        .find(|(k, _)| k == "code")
+        .map(|(_, v)| v.into_owned())
+        .expect("a code");
+    (code, client_id)
+}
+
+/// The client exchanges its code: the token endpoint's answer.
+pub async fn exchange_code(demo: &Demo, code: &str, client_id: &str) -> Value {
+    oauth_form(
+        demo,
+        0,
+        "/oauth/token",
+        &[
+            ("grant_type", "authorization_code"),
+            ("code", code),
+            ("redirect_uri", "http://127.0.0.1:33418/callback"),
+            ("client_id", client_id),
+            ("code_verifier", PKCE_VERIFIER),
         ],
     )
     .await

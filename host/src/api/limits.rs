@@ -31,6 +31,9 @@ pub enum Bucket {
     Other(&'static str),
     /// Requests without a valid token, per client address.
     Anonymous,
+    /// OAuth clients registering, or having their metadata document
+    /// fetched, per client address.
+    ClientRegistration,
 }
 
 impl Bucket {
@@ -41,6 +44,7 @@ impl Bucket {
             Bucket::DeleteMyData => "delete_my_data",
             Bucket::Other(route) => route,
             Bucket::Anonymous => "anonymous",
+            Bucket::ClientRegistration => "client_registration",
         }
     }
 }
@@ -121,6 +125,7 @@ impl RateLimiter {
             Bucket::DeleteMyData => self.limits.delete_my_data,
             Bucket::Other(_) => self.limits.default,
             Bucket::Anonymous => self.limits.anonymous,
+            Bucket::ClientRegistration => self.limits.client_registration,
         }
     }
 

@@ -3,32 +3,82 @@
 //! `error_description`), not the API's error shape.
 //!
 //! - `POST /oauth/device_authorization` (RFC 8628 §3.1)
-//! - `POST /oauth/token`: the device code grant and `refresh_token`
+//! - `POST /oauth/token`: the authorization code (with PKCE), device code
+//!   and `refresh_token` grants
 //! - `POST /oauth/revoke` (RFC 7009)
+//! - `POST /oauth/register`: dynamic client registration (RFC 7591), JSON
+//! - `GET /.well-known/oauth-authorization-server` (RFC 8414)
+//!
+//! `/oauth/authorize`, where a person consents, is the dashboard's
+//! (`dashboard::authorize`). Browser-based MCP clients call these from
+//! other origins: they answer CORS preflights, and no cookie is involved.
 
 use std::net::SocketAddr;
 
 use axum::body::Bytes;
 use axum::extract::{ConnectInfo, FromRequest, Request, State};
 use axum::http::{HeaderMap, StatusCode, Uri, header};
+use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use axum::routing::post;
+use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::{Value, json};
 
 use super::App;
 use super::error::ApiError;
 use super::limits::Bucket;
+use crate::issuer::authorization::Exchange;
+use crate::issuer::clients::ClientMetadata;
 use crate::issuer::{Issued, Poll, Renewal};
+use crate::store::{Permission, Scope};
 
 const DEVICE_CODE_GRANT: &str = "urn:ietf:params:oauth:grant-type:device_code";
-const MAX_CLIENT_ID_CHARS: usize = 100;
+/// A device-flow client's label (shown to the person as it is).
+const MAX_LABEL_CHARS: usize = 100;
+/// Any client id: a label, a registered id, or a metadata document's URL.
+const MAX_CLIENT_ID_CHARS: usize = 2000;
+/// Largest registration request accepted.
+const MAX_REGISTRATION_BYTES: usize = 16 * 1024;
+
+pub const METADATA_PATH: &str = "/.well-known/oauth-authorization-server";
 
 pub fn routes() -> Router<App> {
     Router::new()
         .route("/oauth/device_authorization", post(device_authorization))
         .route("/oauth/token", post(token))
         .route("/oauth/revoke", post(revoke))
+        .route("/oauth/register", post(register))
+        .route(METADATA_PATH, get(metadata))
+        .layer(axum::middleware::from_fn(cors))
+}
+
+/// CORS for browser-based clients: any origin may call these endpoints,
+/// which take no cookie and answer only what the request proves.
+async fn cors(request: Request, next: Next) -> Response {
+    let mut response = if request.method() == axum::http::Method::OPTIONS {
+        let mut preflight = StatusCode::NO_CONTENT.into_response();
+        let headers = preflight.headers_mut();
+        headers.insert(
+            header::ACCESS_CONTROL_ALLOW_METHODS,
+            header::HeaderValue::from_static("GET, POST, OPTIONS"),
+        );
+        headers.insert(
+            header::ACCESS_CONTROL_ALLOW_HEADERS,
+            header::HeaderValue::from_static("Content-Type, Authorization, MCP-Protocol-Version"),
+        );
+        headers.insert(
+            header::ACCESS_CONTROL_MAX_AGE,
+            header::HeaderValue::from_static("86400"),
+        );
+        preflight
+    } else {
+        next.run(request).await
+    };
+    response.headers_mut().insert(
+        header::ACCESS_CONTROL_ALLOW_ORIGIN,
+        header::HeaderValue::from_static("*"),
+    );
+    response
 }
 
 /// An OAuth error response (RFC 6749 §5.2).
@@ -124,26 +174,24 @@ fn required<'a>(fields: &'a [(String, String)], name: &str) -> Result<&'a str, O
     })
 }
 
-/// Public clients name themselves: any printable label, shown to the user.
-fn client_id(fields: &[(String, String)]) -> Result<&str, OAuthError> {
+/// Public clients name themselves: any printable label (the device
+/// flow), a registered id or a metadata document's URL.
+fn client_id(fields: &[(String, String)], max_chars: usize) -> Result<&str, OAuthError> {
     let id = required(fields, "client_id")?;
-    if id.chars().count() > MAX_CLIENT_ID_CHARS || id.chars().any(char::is_control) {
+    if id.chars().count() > max_chars || id.chars().any(char::is_control) {
         return Err(oauth_error(
             StatusCode::BAD_REQUEST,
             "invalid_client",
-            format!("client_id must be 1 to {MAX_CLIENT_ID_CHARS} printable characters"),
+            format!("client_id must be 1 to {max_chars} printable characters"),
         ));
     }
     Ok(id)
 }
 
-/// Per client address, like other requests without a token.
-async fn limited(app: &App, addr: SocketAddr) -> Option<Response> {
-    let decision = match app
-        .limiter
-        .charge(&addr.ip().to_string(), Bucket::Anonymous)
-        .await
-    {
+/// Per client address, in `bucket` (like other requests without a token,
+/// or registrations).
+async fn limited(app: &App, addr: SocketAddr, bucket: Bucket) -> Option<Response> {
+    let decision = match app.limiter.charge(&addr.ip().to_string(), bucket).await {
         Ok(decision) => decision,
         Err(error) => return Some(ApiError::from(error).into_response()),
     };
@@ -174,7 +222,7 @@ impl FromRequest<App> for OAuthForm {
             .get::<ConnectInfo<SocketAddr>>()
             .map(|ConnectInfo(addr)| *addr);
         if let Some(addr) = addr
-            && let Some(refused) = limited(app, addr).await
+            && let Some(refused) = limited(app, addr, Bucket::Anonymous).await
         {
             return Err(refused);
         }
@@ -194,7 +242,7 @@ async fn device_authorization(
     headers: HeaderMap,
     OAuthForm(fields): OAuthForm,
 ) -> Result<Response, OAuthError> {
-    let client = client_id(&fields)?.to_string();
+    let client = client_id(&fields, MAX_LABEL_CHARS)?.to_string();
     let issuer = app.issuer.clone();
     let Ok(Ok(started)) = tokio::task::spawn_blocking(move || issuer.start_device(&client)).await
     else {
@@ -215,8 +263,26 @@ async fn token(
     State(app): State<App>,
     OAuthForm(fields): OAuthForm,
 ) -> Result<Response, OAuthError> {
-    let client = client_id(&fields)?.to_string();
+    let client = client_id(&fields, MAX_CLIENT_ID_CHARS)?.to_string();
     match required(&fields, "grant_type")? {
+        "authorization_code" => {
+            check_resource(&app, &fields)?;
+            let code = required(&fields, "code")?;
+            let redirect_uri = required(&fields, "redirect_uri")?;
+            let verifier = required(&fields, "code_verifier")?;
+            Ok(
+                match app
+                    .issuer
+                    .exchange_code(code, &client, redirect_uri, verifier)
+                {
+                    Ok(Exchange::Issued(issued, scope)) => scoped_answer(&issued, &scope),
+                    Ok(Exchange::InvalidGrant(why)) => {
+                        oauth_error(StatusCode::BAD_REQUEST, "invalid_grant", why).into_response()
+                    }
+                    Err(_) => server_error(),
+                },
+            )
+        }
         DEVICE_CODE_GRANT => {
             let code = required(&fields, "device_code")?;
             Ok(poll_answer(app.issuer.poll_device(code, &client)))
@@ -238,7 +304,8 @@ async fn token(
             StatusCode::BAD_REQUEST,
             "unsupported_grant_type",
             format!(
-                "grant_type {other:?} is not supported; use {DEVICE_CODE_GRANT} or refresh_token"
+                "grant_type {other:?} is not supported; use authorization_code, \
+                 {DEVICE_CODE_GRANT} or refresh_token"
             ),
         )),
     }
@@ -269,6 +336,132 @@ fn issued_answer(issued: &Issued) -> Response {
         "expires_in": issued.expires_in,
         "refresh_token": issued.refresh_token.expose(),
     }))
+}
+
+fn scoped_answer(issued: &Issued, scope: &Scope) -> Response {
+    no_store(json!({
+        "access_token": issued.access_token.expose(),
+        "token_type": "Bearer",
+        "expires_in": issued.expires_in,
+        "refresh_token": issued.refresh_token.expose(),
+        "scope": scope.names(),
+    }))
+}
+
+/// RFC 8707: a `resource` a client names must be the one resource this
+/// server issues code-grant tokens for, `/mcp`.
+fn check_resource(app: &App, fields: &[(String, String)]) -> Result<(), OAuthError> {
+    match field(fields, "resource")? {
+        Some(resource) if resource.trim_end_matches('/') != app.issuer.origin.resource() => {
+            Err(oauth_error(
+                StatusCode::BAD_REQUEST,
+                "invalid_target",
+                format!(
+                    "resource {resource:?} is not served here; tokens are for {}",
+                    app.issuer.origin.resource()
+                ),
+            ))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// `POST /oauth/register` (RFC 7591): a public client's metadata in, its
+/// id out. Counted per address in its own, small, rate limit.
+async fn register(
+    State(app): State<App>,
+    ConnectInfo(addr): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, OAuthError> {
+    if let Some(refused) = limited(&app, addr, Bucket::ClientRegistration).await {
+        return Ok(refused);
+    }
+    let is_json = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            v.split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .eq_ignore_ascii_case("application/json")
+        });
+    let metadata_error = |description: String| {
+        oauth_error(
+            StatusCode::BAD_REQUEST,
+            "invalid_client_metadata",
+            description,
+        )
+    };
+    if !is_json {
+        return Err(metadata_error("the body must be application/json".into()));
+    }
+    if body.len() > MAX_REGISTRATION_BYTES {
+        return Err(metadata_error(format!(
+            "the metadata must be at most {MAX_REGISTRATION_BYTES} bytes"
+        )));
+    }
+    let metadata: ClientMetadata = serde_json::from_slice(&body)
+        .map_err(|e| metadata_error(format!("the body is not client metadata: {e}")))?;
+    let issuer = app.issuer.clone();
+    let Ok(Ok(registered)) =
+        tokio::task::spawn_blocking(move || issuer.register_client(metadata)).await
+    else {
+        return Ok(server_error());
+    };
+    let client = registered.map_err(|refused| OAuthError {
+        status: StatusCode::BAD_REQUEST,
+        error: refused.code(),
+        description: refused.description().to_string(),
+    })?;
+    tracing::info!(client_id = %client.client_id, name = %client.name, %addr, "oauth client registered");
+    let body = json!({
+        "client_id": client.client_id,
+        "client_id_issued_at": client.registered_at,
+        "client_name": client.name,
+        "redirect_uris": client.redirect_uris,
+        "grant_types": ["authorization_code", "refresh_token"],
+        "response_types": ["code"],
+        "token_endpoint_auth_method": "none",
+        "scope": Scope::all().names(),
+    });
+    Ok((StatusCode::CREATED, no_store(body)).into_response())
+}
+
+/// `GET /.well-known/oauth-authorization-server` (RFC 8414).
+async fn metadata(State(app): State<App>) -> Response {
+    let mut response = Json(server_metadata(app.issuer.origin.origin())).into_response();
+    response.headers_mut().insert(
+        header::CACHE_CONTROL,
+        header::HeaderValue::from_static("public, max-age=3600"),
+    );
+    response
+}
+
+/// What MCP clients read before they register and send the person to
+/// consent: PKCE with S256 only, public clients (`none`), both ways of
+/// registering, and the `iss` parameter on the redirect (RFC 9207).
+pub fn server_metadata(issuer: &str) -> Value {
+    let scopes: Vec<&str> = Permission::ALL.iter().map(|p| p.as_str()).collect();
+    json!({
+        "issuer": issuer,
+        "authorization_endpoint": format!("{issuer}/oauth/authorize"),
+        "token_endpoint": format!("{issuer}/oauth/token"),
+        "registration_endpoint": format!("{issuer}/oauth/register"),
+        "revocation_endpoint": format!("{issuer}/oauth/revoke"),
+        "device_authorization_endpoint": format!("{issuer}/oauth/device_authorization"),
+        "scopes_supported": scopes,
+        "response_types_supported": ["code"],
+        "response_modes_supported": ["query"],
+        "grant_types_supported": ["authorization_code", "refresh_token", DEVICE_CODE_GRANT],
+        "code_challenge_methods_supported": ["S256"],
+        "token_endpoint_auth_methods_supported": ["none"],
+        "revocation_endpoint_auth_methods_supported": ["none"],
+        "client_id_metadata_document_supported": true,
+        "authorization_response_iss_parameter_supported": true,
+        "service_documentation": format!("{issuer}/v1/docs"),
+    })
 }
 
 /// RFC 7009 §2.2: 200 whether or not the token was known.
@@ -308,6 +501,6 @@ fn public_base(app: &App, uri: &Uri, headers: &HeaderMap) -> String {
         .unwrap_or("localhost");
     format!(
         "{}://{host}",
-        if app.issuer.https { "https" } else { "http" }
+        if app.issuer.https() { "https" } else { "http" }
     )
 }

@@ -26,6 +26,11 @@ pub struct DashboardConfig {
     /// `"github.com" = "https://127.0.0.1:9443/_vendor/github.com"` (the
     /// demo sends people to the fake vendors this way). Empty in production.
     pub authorize_host_overrides: BTreeMap<String, String>,
+    /// Fetch MCP clients' metadata documents from private and loopback
+    /// addresses too (the demo's fake clients live on this machine). Off
+    /// in production: an anonymous client id would otherwise make this
+    /// server fetch from its own network.
+    pub allow_private_client_documents: bool,
     /// Single sign-on with the operator's OpenID Connect provider, beside
     /// passwords. People sign in to accounts the operator created: the
     /// first time, by the provider's verified email; after that, by the
@@ -82,6 +87,7 @@ impl Default for DashboardConfig {
             login_failures: 5,
             login_window_seconds: 15 * 60,
             authorize_host_overrides: BTreeMap::new(),
+            allow_private_client_documents: false,
             sso: None,
         }
     }

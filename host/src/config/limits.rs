@@ -22,6 +22,9 @@ pub struct RateLimits {
     pub default: Window,
     /// Requests without a valid token, per client address.
     pub anonymous: Window,
+    /// OAuth client registrations and metadata document fetches, per
+    /// client address: each stores or fetches something for a stranger.
+    pub client_registration: Window,
 }
 
 impl Default for RateLimits {
@@ -46,6 +49,10 @@ impl Default for RateLimits {
             anonymous: Window {
                 minute: 60,
                 day: 2000,
+            },
+            client_registration: Window {
+                minute: 10,
+                day: 200,
             },
         }
     }

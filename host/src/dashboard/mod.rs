@@ -9,6 +9,7 @@
 //! renders them.
 
 pub mod account;
+pub mod authorize;
 pub mod device;
 mod pending;
 pub mod session;
@@ -45,6 +46,8 @@ const MAX_FORM_BYTES: usize = 16 * 1024;
 /// What the dashboard's pages use of the rest of the service.
 pub struct Needs {
     pub store: Arc<Store>,
+    /// For the counts of client metadata documents fetched.
+    pub limiter: Arc<crate::api::limits::RateLimiter>,
     pub registry: Arc<Registry>,
     pub issuer: Arc<Issuer>,
     pub webhooks: Arc<Webhooks>,
@@ -54,6 +57,7 @@ pub struct Needs {
 /// Everything the dashboard's pages reach.
 pub struct Dashboard {
     pub store: Arc<Store>,
+    pub limiter: Arc<crate::api::limits::RateLimiter>,
     pub registry: Arc<Registry>,
     pub issuer: Arc<Issuer>,
     pub webhooks: Arc<Webhooks>,
@@ -83,6 +87,7 @@ impl Dashboard {
             .map(|sso| crate::oidc::Provider::new(sso, http.clone()));
         let Needs {
             store,
+            limiter,
             registry,
             issuer,
             webhooks,
@@ -90,6 +95,7 @@ impl Dashboard {
         } = needs;
         Ok(Dashboard {
             store,
+            limiter,
             registry,
             issuer,
             webhooks,
@@ -122,6 +128,14 @@ pub fn router(dashboard: Arc<Dashboard>) -> Router {
         .route("/dashboard/oauth/callback", get(tools::callback))
         .route("/dashboard/tokens", get(tokens::page).post(tokens::issue))
         .route("/dashboard/tokens/{id}/revoke", post(tokens::revoke))
+        .route(
+            "/dashboard/assistants/{id}/disconnect",
+            post(tokens::disconnect),
+        )
+        .route(
+            "/oauth/authorize",
+            get(authorize::page).post(authorize::decide),
+        )
         .route(
             "/dashboard/webhooks",
             get(webhooks::page).post(webhooks::register),

@@ -12,6 +12,8 @@ use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::{Extension, Form};
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64URL;
 use maud::{Markup, html};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -292,6 +294,7 @@ pub struct LoginForm {
 pub async fn login(
     State(dashboard): State<Arc<Dashboard>>,
     Extension(Peer(ip)): Extension<Peer>,
+    headers: HeaderMap,
     Form(form): Form<LoginForm>,
 ) -> Response {
     let email = form.email.trim().to_lowercase();
@@ -343,12 +346,49 @@ pub async fn login(
         }
     };
     dashboard.forget_failures(&keys[1]);
-    begin(&dashboard, &user.id, "password")
+    begin(&dashboard, &user.id, "password", &headers)
+}
+
+/// The cookie that remembers, across a sign-in (password or single
+/// sign-on), the authorization request that sent the person to sign in.
+const RETURN_COOKIE: &str = "__Host-quarry_return";
+/// Only authorization requests come back this way: never an address that
+/// leads off this site.
+const RETURN_PATH: &str = "/oauth/authorize?";
+
+/// Remembers `path_and_query` (an authorization request) for after the
+/// sign-in, for ten minutes. (A link from anywhere can set it; it leads
+/// only to a consent page, which the same link shows a signed-in person
+/// at once.) Longer requests are not remembered: encoded, they would pass
+/// a browser's 4 KiB per cookie.
+pub(super) fn return_after_sign_in(path_and_query: &str) -> Option<HeaderValue> {
+    if !path_and_query.starts_with(RETURN_PATH) || path_and_query.len() > 2900 {
+        return None;
+    }
+    // Encoded: a query may hold what a cookie may not (`;`, spaces).
+    let value = B64URL.encode(path_and_query);
+    HeaderValue::from_str(&format!(
+        "{RETURN_COOKIE}={value}; Path=/; Secure; HttpOnly; SameSite=Lax; Max-Age=600"
+    ))
+    .ok()
+}
+
+/// The authorization request remembered by [`return_after_sign_in`].
+fn return_to(headers: &HeaderMap) -> Option<String> {
+    let value = cookie_named(headers, RETURN_COOKIE)?;
+    let decoded = String::from_utf8(B64URL.decode(value).ok()?).ok()?;
+    decoded.starts_with(RETURN_PATH).then_some(decoded)
 }
 
 /// Starts a session for a user who proved who they are: the cookie, and
-/// off to their tools.
-pub(super) fn begin(dashboard: &Dashboard, user_id: &str, how: &'static str) -> Response {
+/// back to the authorization request that sent them to sign in, or off to
+/// their tools.
+pub(super) fn begin(
+    dashboard: &Dashboard,
+    user_id: &str,
+    how: &'static str,
+    headers: &HeaderMap,
+) -> Response {
     let id = random_token();
     let t = now();
     let record = Record {
@@ -361,7 +401,17 @@ pub(super) fn begin(dashboard: &Dashboard, user_id: &str, how: &'static str) -> 
         return super::templates::internal_error("storing a session", error);
     }
     tracing::info!(user = %user_id, how, "dashboard sign-in");
-    let mut response = Redirect::to("/dashboard/tools").into_response();
+    let back = return_to(headers);
+    let mut response = Redirect::to(back.as_deref().unwrap_or("/dashboard/tools")).into_response();
+    if back.is_some() {
+        response.headers_mut().append(
+            header::SET_COOKIE,
+            HeaderValue::from_str(&format!(
+                "{RETURN_COOKIE}=; Path=/; Secure; HttpOnly; SameSite=Lax; Max-Age=0"
+            ))
+            .expect("cookie is ASCII"),
+        );
+    }
     response.headers_mut().append(
         header::SET_COOKIE,
         set_cookie(&id, dashboard.config.session_absolute_seconds),

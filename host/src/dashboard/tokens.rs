@@ -1,5 +1,8 @@
 //! API tokens: issue one (60 minutes, shown once), list them (never the
-//! secret), revoke one.
+//! secret, but where each works: `/v1` or `/mcp`), revoke one. And the
+//! assistants the person connected (the device flow's and MCP clients'),
+//! each of which can be disconnected: its refresh tokens and the access
+//! tokens it holds stop working at once.
 
 use std::sync::Arc;
 
@@ -16,6 +19,8 @@ use super::templates::{
 };
 use super::tools::CsrfOnly;
 use crate::calendar::rfc3339;
+use crate::issuer::Connection;
+use crate::store::{Audience, TokenInfo};
 
 /// Tokens issued on the dashboard live this long.
 pub const TOKEN_TTL_SECONDS: u64 = 3600;
@@ -29,7 +34,14 @@ fn listing(dashboard: &Dashboard, session: &Session, shown: Option<(&str, i64)>)
         .unwrap_or_default();
     let rows: Vec<Markup> = tokens
         .iter()
-        .map(|token| token_row(session, &token.id, token.issued_at, token.expires_at))
+        .map(|token| token_row(session, token))
+        .collect();
+    let assistants: Vec<Markup> = dashboard
+        .issuer
+        .connections_of(&session.user_id)
+        .unwrap_or_default()
+        .iter()
+        .map(|connection| assistant_row(session, connection))
         .collect();
     let body = html! {
         @if let Some((token, expires_at)) = shown {
@@ -51,19 +63,42 @@ fn listing(dashboard: &Dashboard, session: &Session, shown: Option<(&str, i64)>)
         }))
         (table(
             "Active tokens",
-            &["Id", "Issued", "Expires", "Actions"],
+            &["Id", "For", "Issued", "Expires", "Actions"],
             &rows,
             "You have no active tokens.",
         ))
+        section aria-labelledby="assistants" {
+            h2 id="assistants" { "Connected assistants" }
+            p {
+                "Assistants you allowed to use Quarry as you. They renew their access until \
+                 you disconnect them."
+            }
+            (table(
+                "Connected assistants",
+                &["Assistant", "For", "May", "Connected", "Actions"],
+                &assistants,
+                "No assistant is connected.",
+            ))
+        }
     };
     signed_in_page("API tokens", session, body)
 }
 
-fn token_row(session: &Session, id: &str, issued_at: i64, expires_at: i64) -> Markup {
-    let (issued, expires) = (rfc3339(issued_at), rfc3339(expires_at));
+/// Where a token works, as the tables say it.
+fn audience_label(audience: Audience) -> &'static str {
+    match audience {
+        Audience::V1 => "API (/v1)",
+        Audience::Mcp => "MCP (/mcp)",
+    }
+}
+
+fn token_row(session: &Session, token: &TokenInfo) -> Markup {
+    let id = &token.id;
+    let (issued, expires) = (rfc3339(token.issued_at), rfc3339(token.expires_at));
     html! {
         tr data-token-id=(id) {
             td { code { (id) } }
+            td { (audience_label(token.audience)) }
             td { time datetime=(issued) { (issued) } }
             td { time datetime=(expires) { (expires) } }
             td class="actions" {
@@ -72,6 +107,26 @@ fn token_row(session: &Session, id: &str, issued_at: i64, expires_at: i64) -> Ma
                     &format!("/dashboard/tokens/{id}/revoke"),
                     "Revoke",
                     &format!("Revoke {id}"),
+                ))
+            }
+        }
+    }
+}
+
+fn assistant_row(session: &Session, connection: &Connection) -> Markup {
+    let connected = rfc3339(connection.connected_at);
+    html! {
+        tr data-assistant-id=(connection.id) {
+            td { (connection.client_name) }
+            td { (audience_label(connection.audience)) }
+            td { (connection.scope.names()) }
+            td { time datetime=(connected) { (connected) } }
+            td class="actions" {
+                (button_form(
+                    session,
+                    &format!("/dashboard/assistants/{}/disconnect", connection.id),
+                    "Disconnect",
+                    &format!("Disconnect {}", connection.client_name),
                 ))
             }
         }
@@ -117,5 +172,26 @@ pub async fn revoke(
             "You have no token with this id.",
         ),
         Err(error) => internal_error("revoking a token", error),
+    }
+}
+
+/// `POST /dashboard/assistants/{id}/disconnect`
+pub async fn disconnect(
+    State(dashboard): State<Arc<Dashboard>>,
+    session: Session,
+    Path(id): Path<String>,
+    Form(_): Form<CsrfOnly>,
+) -> Response {
+    match dashboard.issuer.disconnect(&session.user_id, &id) {
+        Ok(true) => {
+            tracing::info!(user = %session.user_id, "dashboard: assistant disconnected");
+            Redirect::to("/dashboard/tokens").into_response()
+        }
+        Ok(false) => message(
+            StatusCode::NOT_FOUND,
+            "No such assistant",
+            "You have no connected assistant with this id.",
+        ),
+        Err(error) => internal_error("disconnecting an assistant", error),
     }
 }

@@ -120,11 +120,15 @@ impl Issuer {
                         let user_id = user_id.clone();
                         remove_code(&mut txn, &hash, &record)?;
                         txn.commit()?;
-                        return Ok(Poll::Issued(self.issue(
-                            &user_id,
+                        let approval = super::refresh::Approval {
+                            user_id: &user_id,
                             client_id,
-                            crate::store::Audience::V1,
-                        )?));
+                            client_name: client_id,
+                            audience: crate::store::Audience::V1,
+                            scope: crate::store::Scope::all(),
+                        };
+                        let issued = self.issue(approval, &super::refresh::new_family_id())?;
+                        return Ok(Poll::Issued(issued));
                     }
                     State::Denied => {
                         remove_code(&mut txn, &hash, &record)?;

@@ -1,14 +1,25 @@
-//! Quarry's own OAuth 2.0 authorization server, for AI assistants: the
-//! device authorization grant (RFC 8628), refresh tokens that rotate on
-//! use, and revocation (RFC 7009). An assistant asks for a code, the user
-//! enters it in the dashboard at `/device`, and the assistant receives an
-//! API token (60 minutes) and a refresh token.
+//! Quarry's own OAuth 2.0 authorization server, for AI assistants. Two
+//! ways in, one kind of result (an access token for 60 minutes and a
+//! refresh token that rotates on use, RFC 9700):
+//! - the device authorization grant (RFC 8628, `device.rs`), for `/v1`:
+//!   an assistant asks for a code, the person enters it in the dashboard
+//!   at `/device`; its `client_id` is any label, shown to the person;
+//! - the authorization code grant with PKCE (`authorization.rs`), for
+//!   `/mcp`, as MCP clients do it: they register (RFC 7591, or a Client ID
+//!   Metadata Document: `clients.rs`, `documents.rs`), send the person to
+//!   `/oauth/authorize` (the dashboard's consent page) and exchange the
+//!   code for tokens bound to the MCP resource (RFC 8707) and the scope
+//!   consented to.
 //!
-//! Clients are public and unregistered: `client_id` is any label, shown to
-//! the user when they approve. Every secret (device codes, refresh tokens)
-//! is stored as its SHA-256 only.
+//! Refresh tokens (`refresh.rs`) come in families, one per approval, which
+//! the dashboard lists as the person's connected assistants; revocation
+//! (RFC 7009) ends a family. Every secret (codes, refresh tokens) is
+//! stored as its SHA-256 only.
 
+pub mod authorization;
+pub mod clients;
 mod device;
+pub mod documents;
 mod refresh;
 
 use std::sync::Arc;
@@ -16,13 +27,15 @@ use std::sync::Arc;
 use anyhow::Result;
 
 pub use self::device::{DeviceStart, PendingDevice, Poll};
-pub use self::refresh::Renewal;
-use crate::store::{Audience, Store, UserData};
+pub use self::refresh::{Connection, Renewal};
+use crate::mcp::PublicOrigin;
+use crate::store::{Store, UserData};
 
 /// The issuer's user data: codes the user approved, then the refresh
 /// token families (with the API tokens they issued).
 pub const USER_DATA: &[UserData] = &[
     device::USER_DATA,
+    authorization::USER_DATA,
     refresh::USER_DATA[0],
     refresh::USER_DATA[1],
 ];
@@ -38,8 +51,11 @@ pub struct Issuer {
     store: Arc<Store>,
     /// Lifetime of the API tokens it issues.
     token_ttl_seconds: u64,
-    /// Whether the server speaks https (for the verification address).
-    pub https: bool,
+    /// Where the server is reached: the issuer's identifier (RFC 8414) is
+    /// this origin, and the MCP resource is `<origin>/mcp`.
+    pub origin: PublicOrigin,
+    /// Client ID Metadata Documents, fetched and kept.
+    pub documents: documents::Documents,
 }
 
 /// What the token endpoint hands an assistant.
@@ -51,34 +67,61 @@ pub struct Issued {
 }
 
 impl Issuer {
-    pub fn new(store: Arc<Store>, token_ttl_seconds: u64, https: bool) -> Result<Issuer> {
-        Ok(Issuer {
+    pub fn new(
+        store: Arc<Store>,
+        token_ttl_seconds: u64,
+        origin: PublicOrigin,
+        documents: documents::Documents,
+    ) -> Issuer {
+        Issuer {
             store,
             token_ttl_seconds,
-            https,
-        })
+            origin,
+            documents,
+        }
+    }
+
+    /// Whether the server speaks https (for the verification address).
+    pub fn https(&self) -> bool {
+        self.origin.origin().starts_with("https://")
     }
 
     /// Issues an access token for `audience` and the first refresh token
-    /// of a new family (whose renewals keep that audience). The device
-    /// flow issues `/v1` tokens; the MCP authorization flow (to come)
-    /// issues [`Audience::Mcp`] ones through the same families.
-    fn issue(&self, user_id: &str, client_id: &str, audience: Audience) -> Result<Issued> {
-        let (access_token, _) =
-            self.store
-                .issue_token(user_id, self.token_ttl_seconds, audience)?;
-        let refresh_token = refresh::start_family(
-            &self.store,
-            user_id,
-            client_id,
-            audience,
-            access_token.expose(),
+    /// of the new family `family_id` (whose renewals keep that audience
+    /// and scope): the device flow issues `/v1` tokens, the authorization
+    /// code grant [`crate::store::Audience::Mcp`] ones.
+    fn issue(&self, approval: refresh::Approval<'_>, family_id: &str) -> Result<Issued> {
+        let (access_token, _) = self.store.issue_scoped_token(
+            approval.user_id,
+            self.token_ttl_seconds,
+            approval.audience,
+            approval.scope.clone(),
         )?;
+        let refresh_token =
+            refresh::start_family(&self.store, family_id, approval, access_token.expose())?;
         Ok(Issued {
             access_token,
             expires_in: self.token_ttl_seconds,
             refresh_token,
         })
+    }
+
+    /// How long the access tokens it issues live, in minutes (the consent
+    /// page says it).
+    pub fn token_minutes(&self) -> u64 {
+        self.token_ttl_seconds.div_ceil(60)
+    }
+
+    /// An issuer on `https://quarry.test`, fetching from any address.
+    #[cfg(test)]
+    pub fn for_tests(store: Arc<Store>) -> Issuer {
+        let origin = PublicOrigin::new(
+            Some("https://quarry.test"),
+            "127.0.0.1:443".parse().expect("an address"),
+            true,
+        );
+        let documents = documents::Documents::new(true, &[]).expect("an HTTP client");
+        Issuer::new(store, 3600, origin, documents)
     }
 }
 
@@ -91,7 +134,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = Arc::new(Store::open(dir.path(), None).unwrap());
         let user = store.create_user("alice@acme.test").unwrap().id;
-        let issuer = Issuer::new(store.clone(), 3600, true).unwrap();
+        let issuer = Issuer::for_tests(store.clone());
         (dir, store, issuer, user)
     }
 

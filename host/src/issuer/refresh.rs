@@ -12,7 +12,7 @@ use super::{Issued, Issuer, REFRESH_TOKEN_SECONDS};
 use crate::secret::Secret;
 use crate::store::records::{Bytes, Records, Space, Text, Writer};
 use crate::store::{
-    Audience, Counted, Store, UserData, now, random_hex, revoke_token_hash_in, token_hash,
+    Audience, Counted, Scope, Store, UserData, now, random_hex, revoke_token_hash_in, token_hash,
 };
 
 /// SHA-256 of a refresh token → [`RefreshRecord`].
@@ -48,6 +48,13 @@ struct Family {
     /// audiences existed are `/v1` ones).
     #[serde(default)]
     audience: Audience,
+    /// What its tokens may do (every scope for families started before
+    /// scopes existed, and for the device flow's).
+    #[serde(default)]
+    scope: Scope,
+    /// The client's name when the person approved it, for the dashboard.
+    #[serde(default)]
+    client_name: String,
     created_at: i64,
     /// Hashes of the refresh tokens and API tokens issued in this family.
     refresh_hashes: Vec<String>,
@@ -62,25 +69,40 @@ pub enum Renewal {
     InvalidGrant,
 }
 
-/// Starts a family for a new approval; returns its first refresh token.
+/// What a family is started for: who approved which client, for what.
+pub(super) struct Approval<'a> {
+    pub user_id: &'a str,
+    pub client_id: &'a str,
+    pub client_name: &'a str,
+    pub audience: Audience,
+    pub scope: Scope,
+}
+
+/// A new family's id.
+pub(super) fn new_family_id() -> String {
+    format!("fam_{}", random_hex(12))
+}
+
+/// Starts the family `family_id` for a new approval; returns its first
+/// refresh token.
 pub(super) fn start_family(
     store: &Store,
-    user_id: &str,
-    client_id: &str,
-    audience: Audience,
+    family_id: &str,
+    approval: Approval<'_>,
     access_token: &str,
 ) -> Result<Secret> {
-    let family_id = format!("fam_{}", random_hex(12));
     let family = Family {
-        user_id: user_id.to_string(),
-        client_id: client_id.to_string(),
-        audience,
+        user_id: approval.user_id.to_string(),
+        client_id: approval.client_id.to_string(),
+        client_name: approval.client_name.to_string(),
+        audience: approval.audience,
+        scope: approval.scope,
         created_at: now(),
         refresh_hashes: Vec::new(),
         access_hashes: vec![token_hash(access_token)],
     };
     let mut txn = store.write()?;
-    let token = add_refresh_token(&mut txn, &family_id, family)?;
+    let token = add_refresh_token(&mut txn, family_id, family)?;
     txn.commit()?;
     Ok(token)
 }
@@ -139,12 +161,16 @@ impl Issuer {
         }
         record.used = true;
         txn.put(&REFRESH_TOKENS, &hash, &serde_json::to_vec(&record)?)?;
-        let (user_id, audience) = (family.user_id.clone(), family.audience);
+        let (user_id, audience, scope) = (
+            family.user_id.clone(),
+            family.audience,
+            family.scope.clone(),
+        );
         let new_refresh = add_refresh_token(&mut txn, &record.family, family)?;
         txn.commit()?;
         let (access_token, _) =
             self.store
-                .issue_token(&user_id, self.token_ttl_seconds, audience)?;
+                .issue_scoped_token(&user_id, self.token_ttl_seconds, audience, scope)?;
         self.remember_access_token(&record.family, access_token.expose())?;
         Ok(Renewal::Issued(Issued {
             access_token,
@@ -178,8 +204,54 @@ impl Issuer {
     }
 }
 
+/// An assistant a person approved, as the dashboard lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Connection {
+    pub id: String,
+    pub client_id: String,
+    pub client_name: String,
+    pub audience: Audience,
+    pub scope: Scope,
+    pub connected_at: i64,
+}
+
+impl Issuer {
+    /// The assistants `user_id` approved and has not revoked, newest first.
+    pub fn connections_of(&self, user_id: &str) -> Result<Vec<Connection>> {
+        let mut connections: Vec<Connection> = families_of(&self.store.read()?, user_id)?
+            .into_iter()
+            .map(|(id, family)| Connection {
+                id,
+                client_name: if family.client_name.is_empty() {
+                    family.client_id.clone()
+                } else {
+                    family.client_name
+                },
+                client_id: family.client_id,
+                audience: family.audience,
+                scope: family.scope,
+                connected_at: family.created_at,
+            })
+            .collect();
+        connections.sort_by_key(|c| std::cmp::Reverse(c.connected_at));
+        Ok(connections)
+    }
+
+    /// Revokes one of `user_id`'s assistants (its refresh tokens and the
+    /// access tokens it holds); whether it was theirs.
+    pub fn disconnect(&self, user_id: &str, family_id: &str) -> Result<bool> {
+        let mut txn = self.store.write()?;
+        let theirs = family(&txn, family_id)?.is_some_and(|f| f.user_id == user_id);
+        if theirs {
+            revoke_family_in(&mut txn, family_id)?;
+            txn.commit()?;
+        }
+        Ok(theirs)
+    }
+}
+
 /// Removes a family, its refresh tokens and the API tokens it issued.
-fn revoke_family_in(txn: &mut Writer, family_id: &str) -> Result<()> {
+pub(super) fn revoke_family_in(txn: &mut Writer, family_id: &str) -> Result<()> {
     let Some(family) = txn.remove(&FAMILIES, family_id)? else {
         return Ok(());
     };
@@ -194,7 +266,7 @@ fn revoke_family_in(txn: &mut Writer, family_id: &str) -> Result<()> {
 }
 
 /// The ids and records of a user's families.
-fn families_of(txn: &Writer, user_id: &str) -> Result<Vec<(String, Family)>> {
+fn families_of(txn: &impl Records, user_id: &str) -> Result<Vec<(String, Family)>> {
     let mut theirs = Vec::new();
     for (id, bytes) in txn.all_in(&FAMILIES, ..)? {
         if let Ok(family) = serde_json::from_slice::<Family>(&bytes)

@@ -3,7 +3,8 @@
 //! audience ([`Identity::at`]), the rate limits of the "mcp" bucket (429,
 //! or anonymous requests by address), the token required (401 with the
 //! RFC 9728 challenge), and the body: bounded, one JSON-RPC message (a
-//! batch is refused). Every answer carries a request id and the six
+//! batch is refused), and a tool call the token's scope does not cover
+//! (403 `insufficient_scope`, which names the scope to ask for). Every answer carries a request id and the six
 //! rate-limit headers, like `/v1`'s, and is logged and counted.
 
 use std::net::SocketAddr;
@@ -21,7 +22,7 @@ use super::Mcp;
 use crate::api::error::{ApiError, ErrorType};
 use crate::api::gate::{Identity, body, decorate, limit};
 use crate::api::limits::{Bucket, Decision};
-use crate::store::{Audience, User, random_hex};
+use crate::store::{Audience, Permission, Scope, User, random_hex};
 
 /// The rate-limit bucket of `/mcp` requests (tool calls that query also
 /// draw on the query bucket, as `/v1/query` does).
@@ -32,6 +33,7 @@ pub const BUCKET: Bucket = Bucket::Other("mcp");
 #[derive(Debug, Clone)]
 pub struct McpCaller {
     pub user: User,
+    pub scope: Scope,
 }
 
 /// Layer: see the module's comment.
@@ -79,20 +81,15 @@ async fn check(
         Identity::Valid(caller) => Some(caller.user.clone()),
         _ => None,
     };
-    if let Identity::Unchecked { .. } = identity {
-        let error = ApiError::unavailable("the bearer token could not be checked");
-        let unknown = mcp.gate.limiter.unknown(BUCKET);
-        return (error.into_response(), None, Some(unknown));
-    }
     let bucket = match identity {
-        Identity::Valid(_) => BUCKET,
+        Identity::Valid(_) | Identity::Unchecked { .. } => BUCKET,
         _ => Bucket::Anonymous,
     };
-    let decision = match mcp.gate.limiter.charge(&identity.subject(), bucket).await {
+    let decision = match limit::charge_identity(&mcp.gate, Some(&identity), bucket).await {
         Ok(decision) => decision,
-        Err(error) => {
-            let unknown = mcp.gate.limiter.unknown(bucket);
-            return (ApiError::from(error).into_response(), user, Some(unknown));
+        Err(refused) => {
+            let decision = refused.extensions().get::<Decision>().copied();
+            return (refused, user, decision);
         }
     };
     let answer = |response: Response| (response, user.clone(), Some(decision));
@@ -101,7 +98,10 @@ async fn check(
     }
     match identity {
         Identity::Valid(caller) => {
-            parts.extensions.insert(McpCaller { user: caller.user });
+            parts.extensions.insert(McpCaller {
+                user: caller.user,
+                scope: caller.scope,
+            });
         }
         Identity::Missing { .. } => {
             return answer(challenge(mcp, None));
@@ -127,6 +127,9 @@ async fn check(
     };
     if is_batch(&bytes) {
         return answer(batch_refused());
+    }
+    if let Some(needed) = scope_missing(&parts, &bytes) {
+        return answer(insufficient_scope(mcp, needed));
     }
     let request = super::cancel::track(mcp, &mut parts, &bytes);
     let response = next
@@ -157,6 +160,46 @@ fn challenge(mcp: &Mcp, problem: Option<&str>) -> Response {
         ),
     };
     let mut response = ApiError::new(ErrorType::Unauthorized, message).into_response();
+    if let Ok(value) = HeaderValue::from_str(&value) {
+        response
+            .headers_mut()
+            .insert(header::WWW_AUTHENTICATE, value);
+    }
+    response.headers_mut().insert(
+        header::ACCESS_CONTROL_EXPOSE_HEADERS,
+        HeaderValue::from_static("WWW-Authenticate"),
+    );
+    response
+}
+
+/// The permission a `tools/call` needs that the caller's token lacks.
+fn scope_missing(parts: &axum::http::request::Parts, body: &[u8]) -> Option<Permission> {
+    let caller = parts.extensions.get::<McpCaller>()?;
+    let message: serde_json::Value = serde_json::from_slice(body).ok()?;
+    if message.get("method")?.as_str()? != "tools/call" {
+        return None;
+    }
+    let tool = message.pointer("/params/name")?.as_str()?;
+    let needed = super::tools::permission_of(tool)?;
+    (!caller.scope.allows(needed)).then_some(needed)
+}
+
+/// 403 with the challenge that names the scope to ask for (the MCP
+/// authorization spec's step-up: RFC 6750 §3.1 `insufficient_scope`).
+fn insufficient_scope(mcp: &Mcp, needed: Permission) -> Response {
+    let metadata = super::metadata::url(&mcp.origin);
+    // No quote in it: it goes inside the header's quoted string too.
+    let message = format!(
+        "the token's scope does not include {}, which this tool needs; authorize again \
+         asking for it",
+        needed.as_str()
+    );
+    let value = format!(
+        "Bearer error=\"insufficient_scope\", scope=\"{}\", resource_metadata=\"{metadata}\", \
+         error_description=\"{message}\"",
+        Scope::all().names()
+    );
+    let mut response = ApiError::new(ErrorType::Forbidden, message).into_response();
     if let Ok(value) = HeaderValue::from_str(&value) {
         response
             .headers_mut()

@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 
 use super::Mcp;
 use super::origin::PublicOrigin;
+use crate::store::Permission;
 
 pub const PATH: &str = "/.well-known/oauth-protected-resource/mcp";
 pub const ROOT_PATH: &str = "/.well-known/oauth-protected-resource";
@@ -23,11 +24,14 @@ pub fn url(origin: &PublicOrigin) -> String {
 }
 
 pub fn document(origin: &PublicOrigin) -> Value {
+    let scopes: Vec<&str> = Permission::ALL.iter().map(|p| p.as_str()).collect();
     json!({
         "resource": origin.resource(),
         "authorization_servers": [origin.origin()],
+        "scopes_supported": scopes,
         "bearer_methods_supported": ["header"],
         "resource_name": "Quarry",
+        "resource_documentation": format!("{}/v1/docs", origin.origin()),
     })
 }
 

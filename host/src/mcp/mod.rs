@@ -14,10 +14,12 @@
 //! protocol's cancellation).
 //!
 //! Tokens: `/mcp` accepts only tokens whose audience is MCP
-//! (`store::Audience::Mcp`, RFC 8707), and `/v1` refuses them. The
-//! authorization server that issues them to assistants (authorization
-//! code with PKCE, metadata, client registration) is to come: today they
-//! come from `quarry admin issue-token --audience mcp` and the demo.
+//! (`store::Audience::Mcp`, RFC 8707), and `/v1` refuses them. Assistants
+//! get them from the authorization server (`crate::issuer`: the
+//! authorization code grant with PKCE, client registration, the consent
+//! page in the dashboard), which the 401's challenge and [`metadata`] lead
+//! them to; `quarry admin issue-token --audience mcp` and the demo issue
+//! them too.
 
 pub mod cancel;
 pub mod documents;

@@ -30,7 +30,7 @@ use crate::api::error::ApiError;
 use crate::api::gate::limit::limited;
 use crate::api::limits::Bucket;
 use crate::api::query::{Asked, Question, ask};
-use crate::store::User;
+use crate::store::{Permission, User};
 
 /// Source links a `query` result carries at most.
 const MAX_LINKS: usize = 50;
@@ -74,7 +74,7 @@ impl QuarryMcp {
         meta: RequestMetaObject,
         peer: Peer<RoleServer>,
     ) -> Result<Json<SearchOut>, CallToolResult> {
-        let user = caller(&parts)?;
+        let user = caller(&parts, Permission::Search)?;
         let question = Question {
             query: args.query,
             connectors: None,
@@ -114,7 +114,7 @@ impl QuarryMcp {
         Parameters(args): Parameters<FetchArgs>,
         Extension(parts): Extension<Parts>,
     ) -> Result<Json<FetchOut>, CallToolResult> {
-        let user = caller(&parts)?;
+        let user = caller(&parts, Permission::Search)?;
         let found = super::documents::fetch(&self.mcp.app, &user.id, &args.id).await;
         Ok(Json(found.map_err(failure)?))
     }
@@ -136,7 +136,7 @@ impl QuarryMcp {
         meta: RequestMetaObject,
         peer: Peer<RoleServer>,
     ) -> Result<CallToolResult, CallToolResult> {
-        let user = caller(&parts)?;
+        let user = caller(&parts, Permission::Search)?;
         let work = async {
             let key = match &args.idempotency_key {
                 Some(key) => Some(crate::api::idempotency::check_key(key.as_bytes())?),
@@ -193,7 +193,7 @@ impl QuarryMcp {
         Extension(parts): Extension<Parts>,
         ct: CancellationToken,
     ) -> Result<Json<DeepSearchOut>, CallToolResult> {
-        let user = caller(&parts)?;
+        let user = caller(&parts, Permission::Archive)?;
         let work = async {
             self.charge(&user, Bucket::DeepSearch, "deep_search")
                 .await?;
@@ -228,7 +228,7 @@ impl QuarryMcp {
         &self,
         Extension(parts): Extension<Parts>,
     ) -> Result<Json<ConnectorsOut>, CallToolResult> {
-        let user = caller(&parts)?;
+        let user = caller(&parts, Permission::Search)?;
         let app = &self.mcp.app;
         let listed = crate::api::me::list_connectors(&app.store, &app.registry, &user.id)
             .and_then(|value| serde_json::from_value(value).map_err(ApiError::from));
@@ -291,13 +291,32 @@ impl QuarryMcp {
     }
 }
 
-/// The user the gate authenticated.
-fn caller(parts: &Parts) -> Outcome<User> {
-    parts
+/// The permission (scope) a tool needs; `None` for a name that is not a
+/// tool (rmcp answers that). `fetch` reads what `search` returned, so the
+/// two go together (ChatGPT's connectors use them as a pair).
+pub fn permission_of(tool: &str) -> Option<Permission> {
+    match tool {
+        "search" | "fetch" | "query" | "list_connectors" => Some(Permission::Search),
+        "deep_search" => Some(Permission::Archive),
+        _ => None,
+    }
+}
+
+/// The user the gate authenticated, if their token's scope allows
+/// `needed` (the gate refused the call with a 403 already; this holds
+/// even if its reading of the message and rmcp's ever differed).
+fn caller(parts: &Parts, needed: Permission) -> Outcome<User> {
+    let caller = parts
         .extensions
         .get::<McpCaller>()
-        .map(|caller| caller.user.clone())
-        .ok_or_else(|| failure(ApiError::internal("an MCP call without its caller")))
+        .ok_or_else(|| failure(ApiError::internal("an MCP call without its caller")))?;
+    if !caller.scope.allows(needed) {
+        return Err(failure(ApiError::new(
+            crate::api::error::ErrorType::Forbidden,
+            format!("the token's scope does not include {}", needed.as_str()),
+        )));
+    }
+    Ok(caller.user.clone())
 }
 
 /// Runs `work` until it ends or the client cancels the call: by closing

@@ -49,6 +49,8 @@ pub struct TokenInfo {
     pub id: String,
     pub issued_at: i64,
     pub expires_at: i64,
+    /// Where it can be used: `/v1` or `/mcp`.
+    pub audience: Audience,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -60,6 +62,10 @@ struct TokenRecord {
     /// audiences existed are `/v1` tokens.
     #[serde(default)]
     audience: Audience,
+    /// What it may do there: every scope for records written before scopes
+    /// existed, and for API tokens.
+    #[serde(default)]
+    scope: Scope,
 }
 
 /// The resource a token may be used at (RFC 8707's audience). A token is
@@ -84,12 +90,81 @@ impl Audience {
     }
 }
 
+/// One thing a token may do at its resource (a scope, RFC 6749 §3.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Permission {
+    /// Ask the connected tools and read what they found (`search`,
+    /// `fetch`, `query`, `list_connectors`).
+    Search,
+    /// Search the archive of earlier answers (`deep_search`).
+    Archive,
+}
+
+impl Permission {
+    pub const ALL: [Permission; 2] = [Permission::Search, Permission::Archive];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Permission::Search => "search",
+            Permission::Archive => "archive",
+        }
+    }
+}
+
+/// What a token may do: a set of [`Permission`]s. The default is all of
+/// them (API tokens, and tokens issued before scopes existed).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Scope(std::collections::BTreeSet<Permission>);
+
+impl Default for Scope {
+    fn default() -> Scope {
+        Scope::all()
+    }
+}
+
+impl Scope {
+    pub fn all() -> Scope {
+        Scope(Permission::ALL.into_iter().collect())
+    }
+
+    /// A `scope` parameter (names separated by spaces); an unknown name is
+    /// refused with the message that says so, and none at all is refused.
+    pub fn parse(raw: &str) -> Result<Scope, String> {
+        let mut scope = std::collections::BTreeSet::new();
+        for name in raw.split(' ').filter(|n| !n.is_empty()) {
+            let permission = Permission::ALL
+                .into_iter()
+                .find(|p| p.as_str() == name)
+                .ok_or_else(|| {
+                    format!("unknown scope {name:?}; this server knows \"search\" and \"archive\"")
+                })?;
+            scope.insert(permission);
+        }
+        if scope.is_empty() {
+            return Err("the scope names no permission".into());
+        }
+        Ok(Scope(scope))
+    }
+
+    pub fn allows(&self, permission: Permission) -> bool {
+        self.0.contains(&permission)
+    }
+
+    /// The names, separated by spaces (the `scope` of a token response).
+    pub fn names(&self) -> String {
+        let names: Vec<&str> = self.0.iter().map(|p| p.as_str()).collect();
+        names.join(" ")
+    }
+}
+
 /// What a bearer token turned out to be.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TokenCheck {
     Valid {
         user: User,
         expires_at: i64,
+        scope: Scope,
     },
     /// A valid token for another resource than the one asked.
     WrongAudience,
@@ -149,6 +224,18 @@ impl Store {
         ttl_seconds: u64,
         audience: Audience,
     ) -> Result<(Secret, i64)> {
+        self.issue_scoped_token(user_id, ttl_seconds, audience, Scope::all())
+    }
+
+    /// A token that may do only what `scope` allows (an assistant's, for
+    /// what the person consented to).
+    pub fn issue_scoped_token(
+        &self,
+        user_id: &str,
+        ttl_seconds: u64,
+        audience: Audience,
+        scope: Scope,
+    ) -> Result<(Secret, i64)> {
         let mut raw = [0u8; 32];
         rand::rng().fill_bytes(&mut raw);
         let token = format!("{TOKEN_PREFIX}{}", B64URL.encode(raw));
@@ -158,6 +245,7 @@ impl Store {
             issued_at,
             expires_at: issued_at + ttl_seconds as i64,
             audience,
+            scope,
         };
         let hash = token_hash(&token);
         let mut txn = self.write()?;
@@ -182,6 +270,7 @@ impl Store {
                     id: token_id(&hash),
                     issued_at: record.issued_at,
                     expires_at: record.expires_at,
+                    audience: record.audience,
                 });
             }
         }
@@ -234,6 +323,7 @@ impl Store {
             Some(user) => TokenCheck::Valid {
                 user,
                 expires_at: record.expires_at,
+                scope: record.scope,
             },
             None => TokenCheck::Unknown,
         })

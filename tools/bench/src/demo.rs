@@ -15,6 +15,9 @@ pub struct Demo {
     pub base: String,
     /// The first demo user's bearer token.
     pub token: String,
+    /// `https://127.0.0.1:PORT/mcp`, and the first user's token for it.
+    pub mcp_url: String,
+    pub mcp_token: String,
     /// The PEM file of the CA that signed the server's certificate.
     pub ca_cert: PathBuf,
     /// Every replica's base URL (`--replicas`; the first is `base`).
@@ -69,6 +72,8 @@ impl Demo {
             replicas,
             base: field("/base_url")?,
             token: field("/users/0/token")?,
+            mcp_url: field("/mcp_url")?,
+            mcp_token: field("/users/0/mcp_token")?,
             ca_cert: field("/ca_cert")?.into(),
             process,
             data,
@@ -77,6 +82,18 @@ impl Demo {
 
     pub fn metrics_url(&self) -> String {
         metrics_url(&self.base)
+    }
+
+    /// An HTTP client that trusts the demo's CA (and only it).
+    pub fn client(&self, connections: usize) -> Result<reqwest::Client> {
+        let pem = std::fs::read(&self.ca_cert).context("the demo's CA")?;
+        Ok(reqwest::Client::builder()
+            .use_rustls_tls()
+            .tls_built_in_root_certs(false)
+            .add_root_certificate(reqwest::Certificate::from_pem(&pem)?)
+            .pool_max_idle_per_host(connections)
+            .timeout(std::time::Duration::from_secs(60))
+            .build()?)
     }
 
     /// The server's process id (for its CPU time).

@@ -19,6 +19,7 @@ mod connectors;
 mod demo;
 mod embedder;
 mod live;
+mod mcp;
 mod metrics;
 mod scale;
 
@@ -51,6 +52,7 @@ async fn main() -> Result<()> {
         "live" => live::run(&quarry_tests::repo_root()).await,
         "api" => tokio::task::block_in_place(|| api::run(&quarry_tests::repo_root())),
         "scale" => scale::run(&quarry_tests::repo_root()).await,
+        "mcp" => mcp::run(&quarry_tests::repo_root()).await,
         "archive" => {
             let sizes: Vec<usize> = match std::env::args().nth(2) {
                 Some(list) => list.split(',').map(str::parse).collect::<Result<_, _>>()?,
@@ -74,7 +76,7 @@ async fn main() -> Result<()> {
         }
         other => {
             bail!(
-                "unknown benchmark {other:?} (known: connectors, live, api, scale, archive, embedder)"
+                "unknown benchmark {other:?} (known: connectors, live, api, scale, mcp, archive, embedder)"
             )
         }
     }

@@ -133,7 +133,7 @@ async fn measure(root: &Path, setup: &Setup) -> Result<Figures> {
     env.extend(backend.iter().flat_map(SharedBackend::env));
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
     let demo = Demo::start(root, &args, &env)?;
-    let client = client(&demo)?;
+    let client = demo.client(CLIENTS)?;
     let urls: Vec<String> = match demo.replicas.is_empty() {
         true => vec![demo.base.clone()],
         false => demo.replicas.clone(),
@@ -208,17 +208,6 @@ async fn load(
         .into_iter()
         .flatten()
         .collect()
-}
-
-fn client(demo: &Demo) -> Result<reqwest::Client> {
-    let pem = std::fs::read(&demo.ca_cert).context("the demo's CA")?;
-    Ok(reqwest::Client::builder()
-        .use_rustls_tls()
-        .tls_built_in_root_certs(false)
-        .add_root_certificate(reqwest::Certificate::from_pem(&pem)?)
-        .pool_max_idle_per_host(CLIENTS)
-        .timeout(Duration::from_secs(60))
-        .build()?)
 }
 
 /// The mean of a stage over every replica's metrics.

@@ -216,6 +216,9 @@ pub(crate) struct Shared {
     pub ca_pem: String,
     pub started: std::time::Instant,
     pub concurrency: Concurrency,
+    /// Documents served as they were posted (`/_fake/documents/<name>`):
+    /// an MCP client's Client ID Metadata Document, say.
+    pub documents: Mutex<HashMap<String, bytes::Bytes>>,
 }
 
 /// Vendor requests being answered right now, and the most seen at once.
@@ -326,6 +329,7 @@ impl FakeSaas {
             ca_pem: certs.ca_pem.clone(),
             started: std::time::Instant::now(),
             concurrency: Concurrency::default(),
+            documents: Mutex::new(HashMap::new()),
         });
         // Build the dataset now rather than on the first request.
         let _ = dataset::docs();

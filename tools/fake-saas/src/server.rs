@@ -221,6 +221,9 @@ struct TokenSpec {
 
 fn control(shared: &Shared, req: &Req) -> Response {
     let bad = |m: String| http::json(400, &json!({"error": m}));
+    if let Some(name) = req.path.strip_prefix("/_fake/documents/") {
+        return document(shared, req, name);
+    }
     match (req.method.clone(), req.path.trim_end_matches('/')) {
         (Method::GET, "/_fake/health") => http::json(
             200,
@@ -320,8 +323,26 @@ fn control(shared: &Shared, req: &Req) -> Response {
                 "GET /_fake/health", "GET /_fake/requests", "DELETE /_fake/requests",
                 "POST /_fake/faults", "DELETE /_fake/faults", "POST /_fake/latency",
                 "GET /_fake/ca.pem", "POST /_fake/tokens", "GET /_fake/revoked",
-                "POST /_fake/oidc/identities", "POST /_fake/oidc/rotate", "POST /_fake/oidc/misbehave"
+                "POST /_fake/oidc/identities", "POST /_fake/oidc/rotate", "POST /_fake/oidc/misbehave",
+                "POST /_fake/documents/<name>", "GET /_fake/documents/<name>"
             ]}),
         ),
+    }
+}
+
+/// `POST` stores a document (any bytes) under `name`; `GET` serves it as
+/// JSON, as a client that publishes its metadata does.
+fn document(shared: &Shared, req: &Req, name: &str) -> Response {
+    let mut documents = crate::lock(&shared.documents);
+    match req.method {
+        Method::POST => {
+            documents.insert(name.to_string(), req.body.clone());
+            http::json(200, &json!({"ok": true}))
+        }
+        Method::GET => match documents.get(name) {
+            Some(body) => http::raw(200, "application/json", body.clone()),
+            None => http::json(404, &json!({"error": "no such document"})),
+        },
+        _ => http::empty(405),
     }
 }

@@ -13,13 +13,15 @@ use super::Gate;
 use super::UserId;
 use crate::api::error::ApiError;
 use crate::api::routes::Endpoint;
-use crate::store::{Audience, TokenCheck, Unavailable, User};
+use crate::store::{Audience, Scope, TokenCheck, Unavailable, User};
 
 /// The authenticated user of a request.
 #[derive(Debug, Clone)]
 pub struct Caller {
     pub user: User,
     pub token_expires_at: i64,
+    /// What the token may do (every scope for API tokens).
+    pub scope: Scope,
 }
 
 /// What the request's credentials came to.
@@ -81,12 +83,15 @@ impl Identity {
             return Identity::Invalid { peer };
         };
         match gate.store.check_token(token, audience) {
-            Ok(TokenCheck::Valid { user, expires_at }) if !gate.deletions.is_blocked(&user.id) => {
-                Identity::Valid(Caller {
-                    user,
-                    token_expires_at: expires_at,
-                })
-            }
+            Ok(TokenCheck::Valid {
+                user,
+                expires_at,
+                scope,
+            }) if !gate.deletions.is_blocked(&user.id) => Identity::Valid(Caller {
+                user,
+                token_expires_at: expires_at,
+                scope,
+            }),
             Ok(TokenCheck::Valid { .. } | TokenCheck::Unknown | TokenCheck::WrongAudience) => {
                 Identity::Invalid { peer }
             }

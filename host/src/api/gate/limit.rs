@@ -52,14 +52,25 @@ pub async fn charge(State(gate): State<Gate>, request: Request, next: Next) -> R
     with_decision(next.run(request).await, decision)
 }
 
-/// Charges the request, durably (see `limits.rs`). When the windows
-/// cannot be reached, the answer is a 503 whose headers show nothing
-/// remaining (the limits fail closed).
+/// Charges the request, durably (see `limits.rs`).
 async fn charged(gate: &Gate, extensions: &Extensions) -> Result<Decision, Response> {
-    let (subject, bucket) = subject_and_bucket(extensions);
-    if let Some(Identity::Unchecked { unavailable, .. }) = extensions.get::<Identity>() {
-        // Whose request this is is unknown (storage is away): it is not
-        // charged to the address as an anonymous one would be.
+    let (_, bucket) = subject_and_bucket(extensions);
+    charge_identity(gate, extensions.get::<Identity>(), bucket).await
+}
+
+/// Charges `identity` (the address when there is none) in `bucket`: the
+/// one way `/v1` and `/mcp` charge a request. A token that could not be
+/// checked is charged to nobody (whose request it is is unknown: not the
+/// address, as an anonymous one would be), and answers 503 when storage is
+/// away, 500 otherwise; windows that cannot be read answer their error.
+/// Either answer carries a decision showing nothing remaining (the limits
+/// fail closed).
+pub async fn charge_identity(
+    gate: &Gate,
+    identity: Option<&Identity>,
+    bucket: Bucket,
+) -> Result<Decision, Response> {
+    if let Some(Identity::Unchecked { unavailable, .. }) = identity {
         let error = match unavailable {
             true => ApiError::unavailable("the bearer token could not be checked"),
             false => ApiError::internal("the bearer token could not be checked"),
@@ -69,6 +80,7 @@ async fn charged(gate: &Gate, extensions: &Extensions) -> Result<Decision, Respo
             gate.limiter.unknown(bucket),
         ));
     }
+    let subject = identity.map_or_else(|| "addr:unknown".to_string(), Identity::subject);
     let charged = gate.limiter.charge(&subject, bucket).await;
     charged.map_err(|error| unreadable_windows(gate, bucket, error))
 }

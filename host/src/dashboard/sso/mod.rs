@@ -183,7 +183,7 @@ pub async fn callback(
             if let Some(Extension(old)) = session {
                 session::end(&dashboard.store, &old.key);
             }
-            session::begin(&dashboard, &user_id, "single sign-on")
+            session::begin(&dashboard, &user_id, "single sign-on", &headers)
         }
         Err((status, text)) => {
             // What an attacker could repeat counts against the address;
