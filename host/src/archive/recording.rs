@@ -185,9 +185,18 @@ impl Archive {
         keyed: &[(Waiting, Arc<DataKey>)],
     ) -> Result<Vec<Option<Written>>> {
         let mut written = Vec::with_capacity(keyed.len());
+        // Whether each user still has a data key, asked once per batch.
+        let mut has_key: std::collections::HashMap<&str, bool> = std::collections::HashMap::new();
         for (waiting, key) in keyed {
             let r = &waiting.recording;
-            if !self.store.has_data_key_in(txn, &r.user_id)? {
+            let user = r.user_id.as_str();
+            let present = match has_key.get(user) {
+                Some(present) => *present,
+                None => *has_key
+                    .entry(user)
+                    .or_insert(self.store.has_data_key_in(txn, user)?),
+            };
+            if !present {
                 written.push(None);
                 continue;
             }
