@@ -25,6 +25,7 @@ pub mod metrics;
 pub mod net;
 pub mod oauth;
 pub mod oidc;
+pub mod origin;
 pub mod rank;
 pub mod search;
 pub mod secret;

@@ -44,7 +44,7 @@ pub async fn start(config: Config) -> Result<Running> {
         .await
         .and_then(|listener| listener.into_std())
         .with_context(|| format!("could not listen on {}", config.listen))?;
-    let origin = crate::mcp::PublicOrigin::new(
+    let origin = crate::origin::PublicOrigin::new(
         config.dashboard.public_url.as_deref(),
         listener.local_addr()?,
         config.tls_enabled(),
@@ -158,7 +158,7 @@ fn replica_id(data_dir: &std::path::Path) -> Result<String> {
     Ok(id)
 }
 
-async fn assemble(config: &Config, origin: crate::mcp::PublicOrigin) -> Result<App> {
+async fn assemble(config: &Config, origin: crate::origin::PublicOrigin) -> Result<App> {
     let store = Arc::new(open_store(config)?);
     let runtime = Runtime::new(RuntimeConfig {
         cache_dir: Some(config.data_dir.join("cache/components")),

@@ -28,7 +28,7 @@ use anyhow::Result;
 
 pub use self::device::{DeviceStart, PendingDevice, Poll};
 pub use self::refresh::{Connection, Renewal};
-use crate::mcp::PublicOrigin;
+use crate::origin::PublicOrigin;
 use crate::store::{Store, UserData};
 
 /// The issuer's user data: codes the user approved, then the refresh

@@ -12,7 +12,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
 use super::Mcp;
-use super::origin::PublicOrigin;
+use crate::origin::PublicOrigin;
 use crate::store::Permission;
 
 pub const PATH: &str = "/.well-known/oauth-protected-resource/mcp";

@@ -25,7 +25,6 @@ pub mod cancel;
 pub mod documents;
 pub mod gate;
 pub mod metadata;
-pub mod origin;
 pub mod progress;
 pub mod shapes;
 pub mod tools;
@@ -39,9 +38,9 @@ use axum::routing::get;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 
-pub use self::origin::PublicOrigin;
 use crate::api::App;
 use crate::api::gate::Gate;
+pub use crate::origin::PublicOrigin;
 
 /// What the endpoint's layers and tools reach.
 pub struct Mcp {

@@ -1,6 +1,8 @@
-//! Where the MCP endpoint lives: the server's public origin, the one
-//! `Host` it answers and the one `Origin` a browser-based client may send
-//! (DNS rebinding and cross-site requests refused).
+//! Where the server is reached: its public origin, the one `Host` the MCP
+//! endpoint answers and the one `Origin` a browser-based client may send
+//! (DNS rebinding and cross-site requests refused). The MCP resource
+//! (`<origin>/mcp`) and the authorization server's issuer (the origin)
+//! are named from it.
 
 use std::net::SocketAddr;
 
