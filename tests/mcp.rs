@@ -373,20 +373,18 @@ async fn an_idempotency_key_replays_a_query_call_for_free() {
 async fn bad_arguments_are_refused_with_what_is_wrong() {
     let demo = Demo::start(&[]);
     let alice = Raw::new(&demo, demo.mcp_token("alice"));
-    // Not the tool's schema: a JSON-RPC "invalid params" error.
-    for arguments in [
-        json!({}),
-        json!({ "query": 7 }),
-        json!({ "query": "x", "extra": 1 }),
+    // Not the tool's schema: rmcp answers a tool error that says what
+    // does not fit (so that the model can correct its call), and runs
+    // nothing.
+    for (arguments, named) in [
+        (json!({}), "query"),
+        (json!({ "query": 7 }), "string"),
+        (json!({ "query": "x", "extra": 1 }), "extra"),
     ] {
-        let body = json!({
-            "jsonrpc": "2.0", "id": 9, "method": "tools/call",
-            "params": { "name": "search", "arguments": arguments },
-        });
-        let response = alice.post(&body).await;
-        assert_eq!(response.status(), StatusCode::OK, "{arguments}");
-        let answer: Value = response.json().await.unwrap();
-        assert_eq!(answer["error"]["code"], -32602, "{arguments}: {answer}");
+        let answer = alice.tool("search", arguments.clone()).await;
+        assert_eq!(answer["isError"], true, "{arguments}: {answer}");
+        let text = answer["content"][0]["text"].as_str().unwrap_or_default();
+        assert!(text.contains(named), "{arguments}: {text}");
     }
     // Within the schema but out of the contract's bounds: a tool error
     // with the contract's error type and a message that names the field.
