@@ -205,13 +205,16 @@ fn unavailable(error: tokio_postgres::Error) -> anyhow::Error {
     }
 }
 
+/// A writer's puts not sent yet: (space, key) → value.
+type Unsent = BTreeMap<(String, Vec<u8>), Vec<u8>>;
+
 /// One transaction on one pooled connection. Ended by `commit`, or rolled
 /// back when dropped.
 struct Txn {
     engine: Arc<Engine>,
     client: Option<Object>,
-    /// Puts not sent yet, by (space, key); the last put of a key wins.
-    unsent: Mutex<BTreeMap<(String, Vec<u8>), Vec<u8>>>,
+    /// Puts not sent yet; the last put of a key wins.
+    unsent: Mutex<Unsent>,
 }
 
 impl Txn {
