@@ -255,6 +255,7 @@ async fn assemble(config: &Config, origin: crate::mcp::PublicOrigin) -> Result<A
         limiter,
         metrics,
         published: Arc::new(api::docs::Published::load()?),
+        metrics_token: config.metrics_token.clone().map(Arc::new),
     })
 }
 
