@@ -48,6 +48,63 @@ async fn signing_in_checks_the_password_and_limits_failures() {
     assert!(browser.cookie.is_none());
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn sign_ins_made_at_once_cannot_pass_the_failure_limit() {
+    // Five failures per address and email in the window (the default):
+    // twenty wrong passwords sent at the same moment check at most five
+    // passwords; the others are refused before any argon2id work.
+    let demo = Demo::start(&[]);
+    let attempts = (0..20).map(|n| {
+        let mut browser = Browser::new(&demo);
+        async move {
+            browser
+                .sign_in("bob@acme.test", &format!("wrong-{n}"))
+                .await
+                .status
+        }
+    });
+    let statuses = futures::future::join_all(attempts).await;
+    let checked = statuses.iter().filter(|s| s.as_u16() == 401).count();
+    let refused = statuses.iter().filter(|s| s.as_u16() == 429).count();
+    assert_eq!(checked + refused, 20, "{statuses:?}");
+    assert!(checked <= 5, "at most five passwords checked: {statuses:?}");
+}
+
+#[tokio::test]
+async fn wrong_codes_at_device_decide_are_limited_like_at_device() {
+    let demo = Demo::start(&[]);
+    let mut alice = signed_in(&demo, "alice").await;
+    let mut statuses = Vec::new();
+    for n in 0..7 {
+        let code = format!("BCDF-BCD{}", ["F", "G", "H", "J", "K", "L", "M"][n]);
+        let page = alice
+            .submit(
+                "/device",
+                "/device/decide",
+                &[("user_code", &code), ("decision", "approve")],
+            )
+            .await;
+        statuses.push(page.status.as_u16());
+    }
+    assert_eq!(statuses[..5], [404; 5], "{statuses:?}");
+    assert_eq!(statuses[5..], [429; 2], "{statuses:?}");
+}
+
+#[tokio::test]
+async fn one_person_cannot_fill_the_connections_in_flight() {
+    let demo = Demo::start(&[]);
+    let mut alice = signed_in(&demo, "alice").await;
+    let mut statuses = Vec::new();
+    for _ in 0..31 {
+        let page = alice
+            .submit("/dashboard/tools", "/dashboard/tools/linear/connect", &[])
+            .await;
+        statuses.push(page.status.as_u16());
+    }
+    assert_eq!(statuses[..30], [303; 30], "{statuses:?}");
+    assert_eq!(statuses[30], 429, "{statuses:?}");
+}
+
 #[tokio::test]
 async fn the_right_password_signs_in() {
     let demo = Demo::start(&[]);

@@ -255,6 +255,7 @@ async fn assemble(config: &Config, origin: crate::origin::PublicOrigin) -> Resul
         limiter,
         metrics,
         published: Arc::new(api::docs::Published::load()?),
+        metrics_token: config.metrics_token.clone().map(Arc::new),
     })
 }
 

@@ -354,3 +354,40 @@ async fn user_deleted_is_signed_and_sent_to_the_operator_and_the_user() {
         );
     }
 }
+
+/// Deletions of one user started at the same moment end in one
+/// `user.deleted`, not one per request.
+#[tokio::test(flavor = "multi_thread")]
+async fn deletions_started_at_once_send_one_user_deleted() {
+    use quarry_tests::webhook_receiver::{Receiver, ReceiverOptions};
+    let operator = Receiver::start(ReceiverOptions::default());
+    let secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+    operator.set_secrets(&[secret]);
+    let endpoints = format!(r#"[{{ url = "{}", secret = "{secret}" }}]"#, operator.url());
+    let data = tempfile::tempdir().unwrap();
+    let demo = options(data.path())
+        .env("QUARRY_WEBHOOKS__ENDPOINTS", &endpoints)
+        .start();
+    let token = demo.alice().to_string();
+    let deletions = (0..6).map(|_| demo.delete("/delete_my_data", Some(&token)));
+    let replies = futures::future::join_all(deletions).await;
+    assert!(
+        replies.iter().any(|r| r.status == 200),
+        "one of them deleted: {:?}",
+        replies.iter().map(|r| r.status).collect::<Vec<_>>()
+    );
+    let patience = std::time::Duration::from_secs(120);
+    operator
+        .wait_until("user.deleted at the operator", patience, |d| !d.is_empty())
+        .await;
+    // Time for a second one to arrive, if one were queued.
+    tokio::time::sleep(std::time::Duration::from_secs(3)).await;
+    let deliveries = operator
+        .wait_until("the deliveries", patience, |d| !d.is_empty())
+        .await;
+    let deleted: Vec<_> = deliveries
+        .iter()
+        .filter(|d| d.payload["type"] == "user.deleted")
+        .collect();
+    assert_eq!(deleted.len(), 1, "{deliveries:#?}");
+}

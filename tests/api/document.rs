@@ -80,6 +80,26 @@ async fn public_paths_ignore_a_bad_token_and_are_limited_per_address() {
 }
 
 #[tokio::test]
+async fn metrics_need_the_operators_scrape_token_when_one_is_set() {
+    let demo = Demo::start(&[("QUARRY_METRICS_TOKEN", "scrape-secret")]);
+    let metrics = demo.base_url.trim_end_matches("/v1").to_string() + "/metrics";
+    let get = |token: Option<String>| {
+        let mut request = demo.client.get(&metrics);
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        request.send()
+    };
+    assert_eq!(get(None).await.unwrap().status(), 401);
+    let api_token = Some(demo.alice().to_string());
+    assert_eq!(get(api_token).await.unwrap().status(), 401);
+    assert_eq!(get(Some("wrong".into())).await.unwrap().status(), 401);
+    let scraped = get(Some("scrape-secret".into())).await.unwrap();
+    assert_eq!(scraped.status(), 200);
+    assert!(scraped.text().await.unwrap().contains("quarry_"));
+}
+
+#[tokio::test]
 async fn unknown_paths_are_404_not_found() {
     let demo = Demo::start(&[]);
     let token = demo.alice().to_string();

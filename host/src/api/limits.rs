@@ -203,7 +203,13 @@ pub struct LocalWindows {
     /// Every change up to this number is in the store.
     committed: AtomicU64,
     commit_lock: tokio::sync::Mutex<()>,
+    /// The day whose first commit dropped the counters of the days before.
+    swept_day: std::sync::atomic::AtomicI64,
 }
+
+/// Windows kept in memory before those not used this minute are dropped
+/// (a subject dropped comes back with its day count from the store).
+const MAX_WINDOWS_IN_MEMORY: usize = 10_000;
 
 impl LocalWindows {
     fn new(store: Arc<Store>) -> LocalWindows {
@@ -213,6 +219,7 @@ impl LocalWindows {
             dirty: Mutex::default(),
             committed: AtomicU64::new(0),
             commit_lock: tokio::sync::Mutex::new(()),
+            swept_day: std::sync::atomic::AtomicI64::new(0),
         }
     }
 
@@ -229,6 +236,11 @@ impl LocalWindows {
         let minute_start = now - now.rem_euclid(60);
         let day_start = now - now.rem_euclid(86_400);
         let mut all = self.counts.lock().expect("limiter lock");
+        if all.len() >= MAX_WINDOWS_IN_MEMORY {
+            // Addresses and users not seen this minute: their day counts
+            // are in the store (each charge waited for its commit).
+            all.retain(|_, counts| counts.minute_start == minute_start);
+        }
         let key = (subject.to_string(), bucket);
         let counts = all.entry(key).or_insert_with(|| Counts {
             day_start: -1,
@@ -290,7 +302,13 @@ impl LocalWindows {
             .into_iter()
             .map(|((subject, bucket, day), count)| (subject, bucket.name().to_string(), day, count))
             .collect();
-        self.store.put_day_counts(&rows)?;
+        // The first commit of a day drops the counters of the days
+        // before the one before it.
+        let newest = rows.iter().map(|(_, _, day, _)| *day).max();
+        let forget = newest
+            .filter(|day| self.swept_day.fetch_max(*day, Ordering::AcqRel) < *day)
+            .map(|day| day - 86_400);
+        self.store.put_day_counts(&rows, forget)?;
         self.committed.fetch_max(upto, Ordering::AcqRel);
         Ok(())
     }
@@ -359,6 +377,35 @@ mod tests {
         assert!(!refused.allowed);
         assert_eq!(refused.reset_day, t - t.rem_euclid(86_400) + 86_400);
         assert_eq!(refused.retry_after, refused.reset_day - (t + 120));
+    }
+
+    #[test]
+    fn windows_of_subjects_gone_quiet_leave_memory_but_keep_their_day() {
+        let (_d, store, l) = windows();
+        let w = Window {
+            minute: 100,
+            day: 3,
+        };
+        let t = 1_700_000_040;
+        for _ in 0..3 {
+            assert!(charge(&l, "u", Bucket::Query, w, t).allowed);
+        }
+        l.flush();
+        for n in 0..MAX_WINDOWS_IN_MEMORY {
+            charge(&l, &format!("addr:{n}"), Bucket::Anonymous, w, t);
+        }
+        l.flush();
+        // A minute later, the next subject finds the map full: those not
+        // seen this minute go.
+        charge(&l, "newcomer", Bucket::Anonymous, w, t + 60);
+        assert!(l.counts.lock().unwrap().len() < 10, "evicted");
+        // "u" comes back with its day count, read from the store.
+        assert!(!charge(&l, "u", Bucket::Query, w, t + 61).allowed);
+        // The counters of days gone by are dropped by a day's first commit.
+        let days_later = t + 3 * 86_400;
+        charge(&l, "u", Bucket::Query, w, days_later);
+        l.flush();
+        assert!(store.day_counter_count().unwrap() < 5, "old days dropped");
     }
 
     #[test]

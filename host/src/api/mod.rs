@@ -19,9 +19,9 @@ pub mod webhooks;
 use std::sync::Arc;
 
 use axum::Router;
-use axum::extract::{FromRef, State};
+use axum::extract::{ConnectInfo, FromRef, State};
 use axum::http::header;
-use axum::response::IntoResponse;
+use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodRouter, delete, get, post};
 
 use self::limits::RateLimiter;
@@ -49,6 +49,8 @@ pub struct App {
     pub deletions: Arc<crate::deletion::Deletions>,
     pub refresher: Arc<crate::oauth::Refresher>,
     pub issuer: Arc<crate::issuer::Issuer>,
+    /// The operator's `/metrics` scrape token, if any.
+    pub metrics_token: Option<Arc<crate::secret::Secret>>,
 }
 
 /// `State<Arc<Part>>` for each part of [`App`].
@@ -149,9 +151,33 @@ async fn ready(State(app): State<App>) -> axum::response::Response {
     }
 }
 
-async fn metrics(State(metrics): State<Arc<Metrics>>) -> impl IntoResponse {
+/// `/metrics`: with the operator's scrape token when one is configured,
+/// else to clients on this machine only (request rates, latencies and
+/// connector health are for the operator, not for anyone on the network).
+async fn metrics(
+    State(app): State<App>,
+    ConnectInfo(peer): ConnectInfo<std::net::SocketAddr>,
+    headers: axum::http::HeaderMap,
+) -> Response {
+    let allowed = match &app.metrics_token {
+        Some(token) => headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .is_some_and(|sent| crate::secret::constant_time_eq(sent, token.expose())),
+        None => peer.ip().is_loopback(),
+    };
+    if !allowed {
+        return (
+            axum::http::StatusCode::UNAUTHORIZED,
+            [(header::WWW_AUTHENTICATE, "Bearer")],
+            "the metrics need the operator's scrape token\n",
+        )
+            .into_response();
+    }
     (
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
-        metrics.render(),
+        app.metrics.render(),
     )
+        .into_response()
 }

@@ -74,6 +74,9 @@ pub struct Config {
     pub dashboard: DashboardConfig,
     /// `text` (for people) or `json` (for log pipelines).
     pub log_format: String,
+    /// The bearer token a Prometheus scraper sends to `/metrics`. Without
+    /// one, `/metrics` answers only on this machine (loopback clients).
+    pub metrics_token: Option<Secret>,
     pub storage: StorageConfig,
     pub coordination: CoordinationConfig,
 }
@@ -98,6 +101,7 @@ impl Default for Config {
             deletion: DeletionConfig::default(),
             dashboard: DashboardConfig::default(),
             log_format: "text".into(),
+            metrics_token: None,
             storage: StorageConfig::default(),
             coordination: CoordinationConfig::default(),
         }

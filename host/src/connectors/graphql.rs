@@ -12,11 +12,19 @@ use serde_json::Value;
 
 /// Checks a GraphQL-over-HTTP POST body (`{"query": "...", "variables": ..}`).
 pub fn check_body(body: &[u8]) -> Result<()> {
-    let value: Value = serde_json::from_slice(body)
-        .map_err(|e| anyhow::anyhow!("GraphQL body is not JSON: {e}"))?;
-    let Value::Object(request) = value else {
-        bail!("GraphQL body must be one JSON object (batched requests are refused)");
-    };
+    let fields: Fields = serde_json::from_slice(body).map_err(|e| {
+        anyhow::anyhow!("GraphQL body must be one JSON object (batched requests are refused): {e}")
+    })?;
+    // A repeated field is read as its first copy by some servers and its
+    // last by others (and by serde): the guard must see what is run.
+    let mut request = serde_json::Map::new();
+    for (key, value) in fields.0 {
+        ensure!(
+            !request.contains_key(&key),
+            "GraphQL body repeats the field {key:?}"
+        );
+        request.insert(key, value);
+    }
     for key in request.keys() {
         ensure!(
             matches!(key.as_str(), "query" | "variables" | "operationName"),
@@ -33,6 +41,36 @@ pub fn check_body(body: &[u8]) -> Result<()> {
     };
     check_document(document, operation_name)
 }
+
+/// A JSON object's fields in order, repeats kept.
+struct Fields(Vec<(String, Value)>);
+
+impl<'de> serde::Deserialize<'de> for Fields {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = Fields;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Fields, A::Error> {
+                let mut fields = Vec::new();
+                while let Some(entry) = map.next_entry::<String, Value>()? {
+                    fields.push(entry);
+                }
+                Ok(Fields(fields))
+            }
+        }
+        deserializer.deserialize_map(Visitor)
+    }
+}
+
+/// The URL query parameters GraphQL servers read as the request (GET
+/// transport): on a POST they could replace the body the guard checked.
+pub const REQUEST_PARAMETERS: [&str; 4] = ["query", "operationName", "variables", "extensions"];
 
 /// Checks one GraphQL document.
 pub fn check_document(document: &str, operation_name: Option<&str>) -> Result<()> {

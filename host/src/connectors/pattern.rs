@@ -159,9 +159,11 @@ fn matches_parts<'a>(pattern: &[Part], mut actual: impl Iterator<Item = &'a str>
 }
 
 /// A placeholder stands for an identifier, never for something that could
-/// change which resource is addressed once the upstream decodes it.
+/// change which resource is addressed once the upstream decodes it: no
+/// dot segment, and no `;` (servlet containers cut a segment at `;`, so
+/// that `..;x` is `..` to them).
 fn is_safe_placeholder_value(value: &str) -> bool {
-    if value.is_empty() || value == "." || value == ".." {
+    if value.is_empty() || value.bytes().all(|b| b == b'.') || value.contains(';') {
         return false;
     }
     let lower = value.to_ascii_lowercase();
@@ -173,7 +175,7 @@ fn is_safe_placeholder_value(value: &str) -> bool {
     }
     value
         .bytes()
-        .all(|b| b.is_ascii_alphanumeric() || b"-._~%:@!$&'()*+,;=".contains(&b))
+        .all(|b| b.is_ascii_alphanumeric() || b"-._~%:@!$&'()*+,=".contains(&b))
 }
 
 /// Parses a URL a guest asked for and refuses every form that could reach
@@ -251,6 +253,19 @@ mod tests {
             p,
             "https://api.github.com/search/issues/../../user"
         ));
+    }
+
+    #[test]
+    fn a_placeholder_is_never_a_dot_segment_even_with_path_parameters() {
+        let p = "https://api.example.com/v1/projects/{id}/issues";
+        assert!(matches(
+            p,
+            "https://api.example.com/v1/projects/ACME-1/issues"
+        ));
+        for sneaky in ["..;", "..;jsessionid=1", ".;x", "...", "a;b"] {
+            let url = format!("https://api.example.com/v1/projects/{sneaky}/issues");
+            assert!(!matches(p, &url), "{url}");
+        }
     }
 
     #[test]

@@ -69,10 +69,40 @@ const FORBIDDEN_HEADERS: &[&str] = &[
     "x-method-override",
 ];
 
+/// Header families that proxies and frameworks read as routing or as the
+/// client's identity (`X-Original-URL`, `X-Rewrite-URL`,
+/// `X-Forwarded-Prefix`, `X-Real-IP`, ...): a guest could use them to
+/// reach a path the manifest does not name.
+const ROUTING_HEADER_PREFIXES: &[&str] = &[
+    "x-forwarded-",
+    "x-original-",
+    "x-rewrite-",
+    "x-real-",
+    "x-client-ip",
+    "x-cluster-client-ip",
+    "true-client-ip",
+    "cf-connecting-ip",
+    "x-envoy-",
+    "x-host",
+    "via",
+];
+
+/// Query parameters frameworks read as the request's method (Rails,
+/// Laravel, Symfony): a GET could otherwise act as a DELETE.
+const METHOD_OVERRIDE_PARAMETERS: &[&str] = &["_method", "x-http-method-override", "_httpmethod"];
+
 /// Decides whether `request` may be sent for the connector described by
 /// `manifest`.
 pub fn admit(manifest: &Manifest, request: GuestRequest) -> Result<Admitted, Denied> {
     let url = parse_guest_url(&request.url).map_err(|e| Denied(format!("{e:#}")))?;
+    if let Some((name, _)) = url
+        .query_pairs()
+        .find(|(name, _)| METHOD_OVERRIDE_PARAMETERS.contains(&name.to_ascii_lowercase().as_str()))
+    {
+        return Err(Denied(format!(
+            "the URL parameter {name:?} overrides the method; it is refused"
+        )));
+    }
     let matching: Vec<_> = manifest
         .routes
         .iter()
@@ -95,7 +125,10 @@ pub fn admit(manifest: &Manifest, request: GuestRequest) -> Result<Admitted, Den
         }));
     };
     check_body(route.kind, request.method, request.body.as_deref())?;
-    let headers = clean_headers(manifest, request.headers)?;
+    let mut headers = clean_headers(manifest, request.headers)?;
+    if route.kind == RouteKind::Graphql {
+        graphql_framing(&url, &mut headers)?;
+    }
     let mut url = url;
     url.set_fragment(None);
     Ok(Admitted {
@@ -143,6 +176,24 @@ fn check_body(kind: RouteKind, method: Method, body: Option<&[u8]>) -> Result<()
     }
 }
 
+/// A GraphQL request is what its checked JSON body says, and nothing
+/// else: no GraphQL parameters in the URL (servers read them on a POST
+/// too), and the body sent as JSON whatever the guest said (a server may
+/// read a form body otherwise).
+fn graphql_framing(url: &Url, headers: &mut Vec<(String, String)>) -> Result<(), Denied> {
+    if let Some((name, _)) = url
+        .query_pairs()
+        .find(|(name, _)| graphql::REQUEST_PARAMETERS.contains(&name.as_ref()))
+    {
+        return Err(Denied(format!(
+            "a GraphQL request cannot carry {name:?} in its URL: send the query in the body"
+        )));
+    }
+    headers.retain(|(name, _)| name != "content-type");
+    headers.push(("content-type".into(), "application/json".into()));
+    Ok(())
+}
+
 fn clean_headers(
     manifest: &Manifest,
     headers: Vec<(String, String)>,
@@ -165,7 +216,9 @@ fn clean_headers(
         if !is_token(&lower) || value.bytes().any(|b| b == b'\r' || b == b'\n' || b == 0) {
             return Err(Denied(format!("header {name:?} is malformed")));
         }
-        if FORBIDDEN_HEADERS.contains(&lower.as_str()) || Some(lower.as_str()) == credential_header
+        if FORBIDDEN_HEADERS.contains(&lower.as_str())
+            || ROUTING_HEADER_PREFIXES.iter().any(|p| lower.starts_with(p))
+            || Some(lower.as_str()) == credential_header
         {
             // Stripped, not refused: the host owns these, and a connector
             // written against a vendor's examples may set them innocently.
@@ -306,6 +359,57 @@ mod tests {
             )
             .is_err()
         );
+    }
+
+    #[test]
+    fn a_graphql_request_is_its_checked_body_and_nothing_else() {
+        let m = manifest();
+        let ok = r#"{"query":"query { viewer { id } }"}"#;
+        let url = "https://api.example.com/graphql";
+        // A form content type is replaced: the body goes as JSON.
+        let mut form = req(Method::Post, url, Some(ok));
+        form.headers = vec![(
+            "Content-Type".into(),
+            "application/x-www-form-urlencoded".into(),
+        )];
+        let admitted = admit(&m, form).unwrap();
+        let types: Vec<_> = admitted
+            .headers
+            .iter()
+            .filter(|(n, _)| n == "content-type")
+            .map(|(_, v)| v.as_str())
+            .collect();
+        assert_eq!(types, ["application/json"]);
+        // A mutation in the URL of a POST whose body is a query.
+        let sneaky = "https://api.example.com/graphql?query=mutation%7BdeleteAll%7D";
+        assert!(admit(&m, req(Method::Post, sneaky, Some(ok))).is_err());
+        // Two "query" fields: a server may run the first, serde keeps the last.
+        let twice = r#"{"query":"mutation { deleteAll }","query":"query { viewer { id } }"}"#;
+        let refused = admit(&m, req(Method::Post, url, Some(twice))).unwrap_err();
+        assert!(refused.0.contains("repeats"), "{refused}");
+    }
+
+    #[test]
+    fn routing_headers_and_method_overrides_do_not_pass() {
+        let m = manifest();
+        let mut r = req(Method::Get, "https://api.example.com/search", None);
+        r.headers = vec![
+            ("X-Original-URL".into(), "/admin/delete".into()),
+            ("X-Rewrite-URL".into(), "/admin".into()),
+            ("X-Forwarded-Prefix".into(), "/internal".into()),
+            ("X-Real-IP".into(), "10.0.0.1".into()),
+            ("Via".into(), "1.1 internal".into()),
+            ("Accept".into(), "application/json".into()),
+        ];
+        let admitted = admit(&m, r).unwrap();
+        let names: Vec<&str> = admitted.headers.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["accept"]);
+        for url in [
+            "https://api.example.com/search?_method=DELETE",
+            "https://api.example.com/search?q=x&_METHOD=delete",
+        ] {
+            assert!(admit(&m, req(Method::Get, url, None)).is_err(), "{url}");
+        }
     }
 
     #[test]

@@ -286,6 +286,8 @@ async fn read_capped(
     })
 }
 
+/// A failed fetch as the connector (and the log) sees it: without the
+/// URL, whose query holds the user's search terms.
 fn network_error(error: reqwest::Error) -> FetchError {
     if let Some(denied) = AddressDenied::in_chain(&error) {
         return FetchError::Denied(denied.to_string());
@@ -293,7 +295,7 @@ fn network_error(error: reqwest::Error) -> FetchError {
     if error.is_timeout() {
         return FetchError::Timeout;
     }
-    FetchError::Network(error_chain(&error))
+    FetchError::Network(error_chain(&error.without_url()))
 }
 
 fn error_chain(error: &dyn std::error::Error) -> String {
@@ -305,4 +307,24 @@ fn error_chain(error: &dyn std::error::Error) -> String {
         source = e.source();
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_failed_fetch_does_not_carry_the_search_terms() {
+        // Nothing listens on port 1: the connection is refused at once.
+        let failed = reqwest::Client::new()
+            .get("http://127.0.0.1:1/search?q=acquisition+of+globex")
+            .send()
+            .await
+            .unwrap_err();
+        let FetchError::Network(text) = network_error(failed) else {
+            panic!("a network error")
+        };
+        assert!(!text.contains("globex"), "{text}");
+        assert!(!text.is_empty());
+    }
 }

@@ -53,13 +53,9 @@ pub async fn review(
     session: super::session::Session,
     Form(form): Form<CodeQuery>,
 ) -> Response {
-    let keys = [format!("device:{}", session.user_id)];
+    let keys = wrong_code_keys(&session);
     if dashboard.throttled(&keys) {
-        return message(
-            StatusCode::TOO_MANY_REQUESTS,
-            "Too many wrong codes",
-            "Wait a few minutes, then enter the code again.",
-        );
+        return too_many_wrong_codes();
     }
     let pending = match dashboard.issuer.pending_device(&form.user_code) {
         Ok(Some(pending)) => pending,
@@ -104,12 +100,30 @@ pub async fn review(
     signed_in_page("Approve an assistant?", &session, body)
 }
 
+/// Wrong codes count against the person, at `/device` and at
+/// `/device/decide` alike (either could be used to guess).
+fn wrong_code_keys(session: &super::session::Session) -> [String; 1] {
+    [format!("device:{}", session.user_id)]
+}
+
+fn too_many_wrong_codes() -> Response {
+    message(
+        StatusCode::TOO_MANY_REQUESTS,
+        "Too many wrong codes",
+        "Wait a few minutes, then enter the code again.",
+    )
+}
+
 /// `POST /device/decide`
 pub async fn decide(
     State(dashboard): State<Arc<Dashboard>>,
     session: super::session::Session,
     Form(form): Form<Decision>,
 ) -> Response {
+    let keys = wrong_code_keys(&session);
+    if dashboard.throttled(&keys) {
+        return too_many_wrong_codes();
+    }
     let approve = match form.decision.as_str() {
         "approve" => true,
         "deny" => false,
@@ -143,11 +157,14 @@ pub async fn decide(
             &session,
             html! { p { "The assistant was refused. It will tell you so." } },
         ),
-        Ok(false) => message(
-            StatusCode::NOT_FOUND,
-            "Unknown code",
-            "This code expired or was already used. Start again from the assistant.",
-        ),
+        Ok(false) => {
+            dashboard.record_failure(&keys);
+            message(
+                StatusCode::NOT_FOUND,
+                "Unknown code",
+                "This code expired or was already used. Start again from the assistant.",
+            )
+        }
         Err(error) => internal_error("deciding on a device code", error),
     }
 }

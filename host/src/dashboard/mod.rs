@@ -70,6 +70,9 @@ pub struct Dashboard {
     login_failures: Mutex<HashMap<String, Vec<i64>>>,
     /// Verified against for unknown emails, so that they cost the same.
     dummy_hash: String,
+    /// Turns to check a password (argon2id), bounded so that a crowd of
+    /// sign-ins cannot take the memory and the blocking threads.
+    password_checks: tokio::sync::Semaphore,
     /// The operator's OpenID Connect provider, when single sign-on is set up.
     pub sso: Option<crate::oidc::Provider>,
 }
@@ -105,6 +108,7 @@ impl Dashboard {
             vendors: crate::oauth::Vendors::new(http, clients),
             login_failures: Mutex::default(),
             dummy_hash: session::hash_password(&crate::store::random_hex(16))?,
+            password_checks: tokio::sync::Semaphore::new(session::password_check_turns()),
         })
     }
 }

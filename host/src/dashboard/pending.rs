@@ -19,6 +19,21 @@ pub(super) type Table = Space<Text, Bytes>;
 /// Flows in flight per table: beyond, new ones are refused (a flood of
 /// unfinished sign-ins must not fill the disk).
 pub(super) const MAX_IN_FLIGHT: u64 = 10_000;
+/// Flows in flight per owner (a signed-in person, or the address that
+/// started a sign-in): one person or address cannot take the table.
+pub(super) const MAX_IN_FLIGHT_PER_OWNER: usize = 30;
+
+/// Too many flows in flight (for this owner, or in all): a 429.
+#[derive(Debug)]
+pub(super) struct Full(pub String);
+
+impl std::fmt::Display for Full {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Full {}
 
 /// The query a flow's callback gets back from the vendor or the
 /// identity provider.
@@ -46,7 +61,7 @@ fn record_id(table: &Table, key: &str) -> String {
 }
 
 /// Saves a flow under its `state`; `owner`: the signed-in user who started
-/// it, if any.
+/// it, or the address that started a sign-in.
 pub(super) fn save<T: Serialize>(
     store: &Store,
     table: &Table,
@@ -74,10 +89,24 @@ pub(super) fn save<T: Serialize>(
     txn.retain(table, .., |_, v| {
         Clear::of(&v).is_some_and(|c| c.expires_at > t)
     })?;
-    ensure!(
-        txn.count_in(table, ..)? < MAX_IN_FLIGHT,
-        "{MAX_IN_FLIGHT} flows are in flight already"
-    );
+    if txn.count_in(table, ..)? >= MAX_IN_FLIGHT {
+        return Err(Full(format!("{MAX_IN_FLIGHT} flows are in flight already")).into());
+    }
+    if !owner.is_empty() {
+        let mut theirs = 0;
+        txn.each(table, .., |_, v: Vec<u8>| {
+            if Clear::of(&v).is_some_and(|c| c.owner == owner.as_bytes()) {
+                theirs += 1;
+            }
+            Ok(crate::store::records::Flow::Continue)
+        })?;
+        if theirs >= MAX_IN_FLIGHT_PER_OWNER {
+            return Err(Full(format!(
+                "{MAX_IN_FLIGHT_PER_OWNER} flows of this owner are in flight already"
+            ))
+            .into());
+        }
+    }
     txn.put(table, &key, &stored)?;
     txn.commit()
 }

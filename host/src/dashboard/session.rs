@@ -200,6 +200,14 @@ pub fn clear_cookie() -> HeaderValue {
 
 // ---- sign-in limits ---------------------------------------------------------
 
+/// How long a sign-in waits for a turn to check its password.
+const PASSWORD_CHECK_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Password checks (argon2id) that run at once, at most: one per core.
+pub(super) fn password_check_turns() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get())
+}
+
 impl Dashboard {
     /// Whether any of `keys` has used up its failures in the window.
     pub(super) fn throttled(&self, keys: &[String]) -> bool {
@@ -223,6 +231,43 @@ impl Dashboard {
         times.retain(|&at| t - at < window);
         times.push(t);
         times.len() > max
+    }
+
+    /// Counts an attempt for each of `keys` unless one has used up its
+    /// failures already: one check and count under one lock, so that
+    /// attempts made at the same moment cannot all pass. The attempt
+    /// counts as a failure until [`Dashboard::end_attempt`] takes it back.
+    pub(super) fn begin_attempt(&self, keys: &[String]) -> bool {
+        let t = now();
+        let window = self.config.login_window_seconds;
+        let most = self.config.login_failures as usize;
+        let mut failures = self.login_failures.lock().expect("login failures");
+        let full = keys.iter().any(|key| {
+            failures.get_mut(key).is_some_and(|times| {
+                times.retain(|&at| t - at < window);
+                times.len() >= most
+            })
+        });
+        if !full {
+            if failures.len() > 100_000 {
+                failures.clear();
+            }
+            for key in keys {
+                failures.entry(key.clone()).or_default().push(t);
+            }
+        }
+        !full
+    }
+
+    /// Takes back the count of an attempt that did not fail (it succeeded,
+    /// or never checked a password).
+    pub(super) fn end_attempt(&self, keys: &[String]) {
+        let mut failures = self.login_failures.lock().expect("login failures");
+        for key in keys {
+            if let Some(times) = failures.get_mut(key) {
+                times.pop();
+            }
+        }
     }
 
     pub(super) fn record_failure(&self, keys: &[String]) {
@@ -299,7 +344,9 @@ pub async fn login(
 ) -> Response {
     let email = form.email.trim().to_lowercase();
     let keys = [format!("addr:{ip}"), format!("email:{email}")];
-    if dashboard.throttled(&keys) {
+    // Counted before the password is checked (as a failure until it
+    // succeeds): requests already in flight cannot all pass the throttle.
+    if !dashboard.begin_attempt(&keys) {
         let minutes = (dashboard.config.login_window_seconds + 59) / 60;
         return (
             StatusCode::TOO_MANY_REQUESTS,
@@ -314,6 +361,23 @@ pub async fn login(
         )
             .into_response();
     }
+    // A bounded number of argon2id checks at once (19 MiB and a core's
+    // time each); the others wait a little, then are told to retry.
+    let Ok(Ok(_checking)) =
+        tokio::time::timeout(PASSWORD_CHECK_WAIT, dashboard.password_checks.acquire()).await
+    else {
+        dashboard.end_attempt(&keys);
+        return (
+            StatusCode::SERVICE_UNAVAILABLE,
+            [(header::RETRY_AFTER, "5".to_string())],
+            login_form(
+                &dashboard,
+                &email,
+                Some("Many people are signing in right now. Try again in a few seconds."),
+            ),
+        )
+            .into_response();
+    };
     let store = &dashboard.store;
     let user = store.user_by_email(&email).ok().flatten();
     let phc = match &user {
@@ -332,7 +396,7 @@ pub async fn login(
     let user = match user {
         Some(user) if verified && known && !dashboard.deletions.is_blocked(&user.id) => user,
         _ => {
-            dashboard.record_failure(&keys);
+            // Already counted by begin_attempt.
             tracing::info!(%ip, "dashboard sign-in failed");
             return (
                 StatusCode::UNAUTHORIZED,
@@ -345,6 +409,7 @@ pub async fn login(
                 .into_response();
         }
     };
+    dashboard.end_attempt(&keys);
     dashboard.forget_failures(&keys[1]);
     begin(&dashboard, &user.id, "password", &headers)
 }

@@ -289,6 +289,14 @@ pub async fn connect(
         &connecting,
         STATE_TTL_SECONDS,
     ) {
+        if error.is::<pending::Full>() {
+            return message(
+                StatusCode::TOO_MANY_REQUESTS,
+                "Too many connections started",
+                "You started many connections that are not finished. Finish one, or wait \
+                 ten minutes for them to expire, then try again.",
+            );
+        }
         return internal_error("storing an OAuth state", error);
     }
     tracing::info!(user = %session.user_id, connector = %id, "dashboard: connecting a tool");

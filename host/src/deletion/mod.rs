@@ -290,6 +290,10 @@ impl Deletions {
             runner: None,
         };
         let mut txn = self.store.write()?;
+        // Another run may have recorded it meanwhile: that one is the job.
+        if let Some(recorded) = self.load_in(&txn, user_id)? {
+            return Ok(recorded);
+        }
         self.save_in(&mut txn, &mut job)?;
         txn.commit()?;
         Ok(job)
@@ -336,6 +340,13 @@ impl Deletions {
             webhooks_unregistered: 0,
             profile_deleted: false,
         };
+        // Two deletions of one user at once (two requests, or two
+        // replicas): the one that commits first ends the job and sends the
+        // event; the other finds the job gone and sends nothing.
+        if !txn.contains(&DELETIONS, user_id)? {
+            tracing::info!(user = user_id, "the deletion was finished by another run");
+            return Ok(report);
+        }
         for data in &self.user_data {
             let removed = data.remove(&mut txn, user_id)?;
             match data.counted {

@@ -77,7 +77,9 @@ impl Issuer {
         let mut txn = self.store.write()?;
         super::clients::mark_allowed(&mut txn, &record.client_id)?;
         put(&mut txn, &digest(&code), &record)?;
-        forget_expired(&mut txn)?;
+        if super::sweep_due(&self.authorization_codes_swept) {
+            forget_expired(&mut txn)?;
+        }
         txn.commit()?;
         Ok(code)
     }

@@ -88,7 +88,10 @@ impl Issuer {
         let mut txn = self.store.write()?;
         put_record(&mut txn, &hash, &record)?;
         txn.put(&USER_CODES, &normalise(&user_code), &hash)?;
-        forget_expired(&mut txn)?;
+        // The sweep reads every code: once a minute at most, not per start.
+        if super::sweep_due(&self.device_codes_swept) {
+            forget_expired(&mut txn)?;
+        }
         txn.commit()?;
         Ok(DeviceStart {
             device_code,
@@ -212,12 +215,26 @@ fn remove_code(txn: &mut Writer, hash: &str, record: &DeviceRecord) -> Result<()
     Ok(())
 }
 
-/// Drops device codes that expired long ago (nobody polled them to the end).
+/// Drops device codes that expired long ago (nobody polled them to the
+/// end), with the user codes that lead to them.
 fn forget_expired(txn: &mut Writer) -> Result<()> {
     let cutoff = now() - DEVICE_CODE_SECONDS;
-    txn.retain(&DEVICE_CODES, .., |_, bytes| {
-        serde_json::from_slice::<DeviceRecord>(&bytes).is_ok_and(|r| r.expires_at > cutoff)
-    })?;
+    let mut expired = Vec::new();
+    for (hash, bytes) in txn.all_in(&DEVICE_CODES, ..)? {
+        match serde_json::from_slice::<DeviceRecord>(&bytes) {
+            Ok(record) if record.expires_at > cutoff => {}
+            Ok(record) => expired.push((hash, Some(record))),
+            Err(_) => expired.push((hash, None)),
+        }
+    }
+    for (hash, record) in expired {
+        match record {
+            Some(record) => remove_code(txn, &hash, &record)?,
+            None => {
+                txn.remove(&DEVICE_CODES, &hash)?;
+            }
+        }
+    }
     Ok(())
 }
 

@@ -56,6 +56,10 @@ pub struct Issuer {
     pub origin: PublicOrigin,
     /// Client ID Metadata Documents, fetched and kept.
     pub documents: documents::Documents,
+    /// When expired device codes and authorization codes were last
+    /// swept (Unix seconds).
+    device_codes_swept: std::sync::atomic::AtomicI64,
+    authorization_codes_swept: std::sync::atomic::AtomicI64,
 }
 
 /// What the token endpoint hands an assistant.
@@ -78,9 +82,25 @@ impl Issuer {
             token_ttl_seconds,
             origin,
             documents,
+            device_codes_swept: std::sync::atomic::AtomicI64::new(0),
+            authorization_codes_swept: std::sync::atomic::AtomicI64::new(0),
         }
     }
+}
 
+/// Whether a minute passed since the sweep `swept` times (and if so, the
+/// sweep is this caller's): a sweep reads every code, so not per request.
+fn sweep_due(swept: &std::sync::atomic::AtomicI64) -> bool {
+    use std::sync::atomic::Ordering;
+    let t = crate::store::now();
+    let last = swept.load(Ordering::Relaxed);
+    t - last >= 60
+        && swept
+            .compare_exchange(last, t, Ordering::Relaxed, Ordering::Relaxed)
+            .is_ok()
+}
+
+impl Issuer {
     /// Whether the server speaks https (for the verification address).
     pub fn https(&self) -> bool {
         self.origin.origin().starts_with("https://")

@@ -12,7 +12,8 @@ use super::{Issued, Issuer, REFRESH_TOKEN_SECONDS};
 use crate::secret::Secret;
 use crate::store::records::{Bytes, Records, Space, Text, Writer};
 use crate::store::{
-    Audience, Counted, Scope, Store, UserData, now, random_hex, revoke_token_hash_in, token_hash,
+    Audience, Counted, Scope, Store, UserData, issue_token_in, now, random_hex,
+    revoke_token_hash_in, token_hash,
 };
 
 /// SHA-256 of a refresh token → [`RefreshRecord`].
@@ -161,31 +162,24 @@ impl Issuer {
         }
         record.used = true;
         txn.put(&REFRESH_TOKENS, &hash, &serde_json::to_vec(&record)?)?;
-        let (user_id, audience, scope) = (
-            family.user_id.clone(),
+        // The new access token joins its family in the same commit: a
+        // revocation of the family can never miss it.
+        let (access_token, _) = issue_token_in(
+            &mut txn,
+            &family.user_id,
+            self.token_ttl_seconds,
             family.audience,
             family.scope.clone(),
-        );
+        )?;
+        let mut family = family;
+        family.access_hashes.push(token_hash(access_token.expose()));
         let new_refresh = add_refresh_token(&mut txn, &record.family, family)?;
         txn.commit()?;
-        let (access_token, _) =
-            self.store
-                .issue_scoped_token(&user_id, self.token_ttl_seconds, audience, scope)?;
-        self.remember_access_token(&record.family, access_token.expose())?;
         Ok(Renewal::Issued(Issued {
             access_token,
             expires_in: self.token_ttl_seconds,
             refresh_token: new_refresh,
         }))
-    }
-
-    fn remember_access_token(&self, family_id: &str, token: &str) -> Result<()> {
-        let mut txn = self.store.write()?;
-        if let Some(mut family) = family(&txn, family_id)? {
-            family.access_hashes.push(token_hash(token));
-            put_family(&mut txn, family_id, &family)?;
-        }
-        txn.commit()
     }
 
     /// RFC 7009: revokes a refresh token (with its family and the API tokens

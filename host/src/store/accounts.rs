@@ -236,23 +236,10 @@ impl Store {
         audience: Audience,
         scope: Scope,
     ) -> Result<(Secret, i64)> {
-        let mut raw = [0u8; 32];
-        rand::rng().fill_bytes(&mut raw);
-        let token = format!("{TOKEN_PREFIX}{}", B64URL.encode(raw));
-        let issued_at = now();
-        let record = TokenRecord {
-            user_id: user_id.to_string(),
-            issued_at,
-            expires_at: issued_at + ttl_seconds as i64,
-            audience,
-            scope,
-        };
-        let hash = token_hash(&token);
         let mut txn = self.write()?;
-        txn.put(&TOKENS, &hash, &serde_json::to_vec(&record)?)?;
-        txn.put(&TOKENS_BY_USER, &format!("{user_id}\0{hash}"), ())?;
+        let issued = issue_token_in(&mut txn, user_id, ttl_seconds, audience, scope)?;
         txn.commit()?;
-        Ok((Secret::new(token), record.expires_at))
+        Ok(issued)
     }
 
     /// The user's API tokens that have not expired, newest first: an id
@@ -396,4 +383,30 @@ mod tests {
         let read: TokenRecord = serde_json::from_slice(&bytes).unwrap();
         assert_eq!(read.audience, Audience::Mcp);
     }
+}
+
+/// Issues a token inside `txn` (so that whatever else the transaction
+/// records about it, a refresh family say, commits with it).
+pub fn issue_token_in(
+    txn: &mut Writer,
+    user_id: &str,
+    ttl_seconds: u64,
+    audience: Audience,
+    scope: Scope,
+) -> Result<(Secret, i64)> {
+    let mut raw = [0u8; 32];
+    rand::rng().fill_bytes(&mut raw);
+    let token = format!("{TOKEN_PREFIX}{}", B64URL.encode(raw));
+    let issued_at = now();
+    let record = TokenRecord {
+        user_id: user_id.to_string(),
+        issued_at,
+        expires_at: issued_at + ttl_seconds as i64,
+        audience,
+        scope,
+    };
+    let hash = token_hash(&token);
+    txn.put(&TOKENS, &hash, &serde_json::to_vec(&record)?)?;
+    txn.put(&TOKENS_BY_USER, &format!("{user_id}\0{hash}"), ())?;
+    Ok((Secret::new(token), record.expires_at))
 }

@@ -37,8 +37,8 @@ use anyhow::{Context, Result, bail};
 use rand::RngCore;
 
 pub use self::accounts::{
-    Audience, Permission, Scope, TOKEN_PREFIX, TokenCheck, TokenInfo, User, revoke_token_hash_in,
-    token_hash, token_id,
+    Audience, Permission, Scope, TOKEN_PREFIX, TokenCheck, TokenInfo, User, issue_token_in,
+    revoke_token_hash_in, token_hash, token_id,
 };
 pub use self::grants::{Grant, GrantStatus};
 pub use self::idempotency::{

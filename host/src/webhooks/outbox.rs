@@ -167,6 +167,19 @@ fn if_still_claimed(
     txn.commit()
 }
 
+/// Gives a claimed entry back, due now, for whichever worker claims next.
+pub fn release(store: &Store, entry: &Entry) -> Result<()> {
+    if_still_claimed(store, entry, |txn| {
+        txn.remove(&DUE, (entry.due_ms, &entry.id))?;
+        let released = Entry {
+            due_ms: crate::webhooks::now_ms(),
+            leased_by: None,
+            ..entry.clone()
+        };
+        insert_in(txn, &released)
+    })
+}
+
 /// Every pending entry (for tests and the operator's eyes).
 pub fn pending(store: &Store) -> Result<Vec<Entry>> {
     all_of(store, &OUTBOX)

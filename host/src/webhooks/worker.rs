@@ -15,6 +15,10 @@ use crate::store::now;
 
 /// Entries taken per pass.
 const BATCH: usize = 64;
+/// Attempts per user registration in one pass: a receiver that answers
+/// slowly (or never) holds at most this many of the [`CONCURRENCY`] slots,
+/// whatever its owner queued; the rest wait for the next pass.
+const PER_REGISTRATION: usize = 2;
 /// Attempts in flight at once: a slow receiver must not hold up the others.
 const CONCURRENCY: usize = 8;
 /// Longest sleep between passes, so that a changed clock cannot strand an
@@ -26,6 +30,23 @@ const MIN_IDLE: Duration = Duration::from_millis(100);
 /// Pause after the outbox could not be read or written, so that a broken
 /// disk does not turn into a hot loop (or repeated deliveries).
 const BACKOFF: Duration = Duration::from_secs(5);
+
+/// The entries of a pass, and those left for later: at most
+/// [`PER_REGISTRATION`] per user registration (the operator's endpoints,
+/// which receive every `user.deleted`, are not capped).
+fn fair_share(batch: Vec<Entry>) -> (Vec<Entry>, Vec<Entry>) {
+    let mut taken: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    batch
+        .into_iter()
+        .partition(|entry| match &entry.webhook_id {
+            None => true,
+            Some(id) => {
+                let count = taken.entry(id.clone()).or_default();
+                *count += 1;
+                *count <= PER_REGISTRATION
+            }
+        })
+}
 
 impl Webhooks {
     pub(super) async fn run(self: std::sync::Arc<Self>, mut stop: watch::Receiver<bool>) {
@@ -43,6 +64,12 @@ impl Webhooks {
             let pause = match outbox::claim_due(&self.store, claim, BATCH, &self.worker_id) {
                 Ok(batch) if batch.is_empty() => self.idle_time(),
                 Ok(batch) => {
+                    let (batch, later) = fair_share(batch);
+                    for entry in &later {
+                        if let Err(error) = outbox::release(&self.store, entry) {
+                            tracing::warn!(error = %format!("{error:#}"), "releasing a webhook entry");
+                        }
+                    }
                     let pass = futures::stream::iter(batch)
                         .map(|entry| self.deliver(entry))
                         .buffer_unordered(CONCURRENCY)
@@ -192,4 +219,36 @@ impl Webhooks {
 /// carry a token of the receiver's).
 fn target_name(entry: &Entry) -> &str {
     entry.webhook_id.as_deref().unwrap_or("operator endpoint")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(n: usize, webhook: Option<&str>) -> Entry {
+        Entry {
+            id: format!("dlv_{n}"),
+            event_type: "webhook.test".into(),
+            webhook_id: webhook.map(str::to_string),
+            owner: None,
+            attempts: 0,
+            due_ms: 0,
+            queued_at: 0,
+            last_error: None,
+            leased_by: None,
+            sealed: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn one_registration_takes_at_most_its_share_of_a_pass() {
+        let mut batch: Vec<Entry> = (0..40).map(|n| entry(n, Some("wh_tarpit"))).collect();
+        batch.push(entry(40, Some("wh_other")));
+        batch.push(entry(41, None));
+        batch.push(entry(42, None));
+        let (now, later) = fair_share(batch);
+        let ids: Vec<&str> = now.iter().map(|e| e.id.as_str()).collect();
+        assert_eq!(ids, ["dlv_0", "dlv_1", "dlv_40", "dlv_41", "dlv_42"]);
+        assert_eq!(later.len(), 38);
+    }
 }

@@ -260,23 +260,51 @@ fn validate_auth(raw: RawAuth, routes: &[Route], problems: &mut Vec<Problem>) ->
     Auth { scheme, hosts }
 }
 
+/// What is wrong with a vendor's OAuth address, if anything: it must be
+/// https, on a host name (`{placeholder}` labels allowed), with no user
+/// part, and not a name for this machine or its network. (The host's
+/// calls there also go through the guarded resolver, which refuses
+/// private addresses at connect time.)
+fn vendor_url_problem(url: &str) -> Option<String> {
+    let concrete = url.replace('{', "p").replace('}', "");
+    let Ok(parsed) = url::Url::parse(&concrete) else {
+        return Some(format!("{url:?} is not a URL"));
+    };
+    if parsed.scheme() != "https" {
+        return Some("must be an https URL".into());
+    }
+    if !parsed.username().is_empty() || parsed.password().is_some() {
+        return Some("must not have a user part".into());
+    }
+    match parsed.host() {
+        Some(url::Host::Domain(name)) => {
+            let name = name.to_ascii_lowercase();
+            let local = name == "localhost"
+                || [".localhost", ".local", ".internal", ".lan", ".home.arpa"]
+                    .iter()
+                    .any(|suffix| name.ends_with(suffix))
+                || !name.contains('.');
+            local.then(|| format!("names a local host ({name}); use the vendor's public host"))
+        }
+        Some(_) => Some("must name the vendor's host, not an IP address".into()),
+        None => Some("has no host".into()),
+    }
+}
+
 fn validate_oauth(raw: RawOAuth, problems: &mut Vec<Problem>) -> OAuth {
     for (what, url) in [
         ("authorize_url", &raw.authorize_url),
         ("token_url", &raw.token_url),
     ] {
-        if !url.starts_with("https://") {
-            problems.push(Problem::error(
-                "oauth",
-                format!("oauth.{what} must be an https URL"),
-            ));
+        if let Some(problem) = vendor_url_problem(url) {
+            problems.push(Problem::error("oauth", format!("oauth.{what} {problem}")));
         }
     }
     if let Some(revoke) = &raw.revoke {
-        if !revoke.url.starts_with("https://") {
+        if let Some(problem) = vendor_url_problem(&revoke.url) {
             problems.push(Problem::error(
                 "oauth",
-                "oauth.revoke.url must be an https URL",
+                format!("oauth.revoke.url {problem}"),
             ));
         }
         if !matches!(revoke.method.as_str(), "POST" | "DELETE") {

@@ -111,3 +111,26 @@ fn operator_limits_clamp_what_a_connector_asks() {
     let silent = operator.for_connector(&RequestedLimits::default());
     assert_eq!(silent.max_concurrent_fetches, DEFAULT_CONCURRENT_FETCHES);
 }
+
+#[test]
+fn oauth_addresses_must_name_a_vendors_public_host() {
+    for (url, needle) in [
+        ("http://api.notion.com/v1/oauth/token", "https"),
+        ("https://127.0.0.1/token", "IP address"),
+        ("https://[::1]/token", "IP address"),
+        ("https://169.254.169.254/latest", "IP address"),
+        ("https://localhost/token", "local host"),
+        ("https://vault.internal/token", "local host"),
+        ("https://intranet/token", "local host"),
+        ("https://user:pw@api.notion.com/token", "user part"),
+    ] {
+        let text = GOOD.replace("https://api.notion.com/v1/oauth/revoke", url);
+        let err = format!("{:#}", Manifest::parse(&text).unwrap_err());
+        assert!(err.contains(needle), "{url}: {err}");
+    }
+    let templated = GOOD.replace(
+        "https://api.notion.com/v1/oauth/authorize",
+        "https://{subdomain}.zendesk.com/oauth/authorizations/new",
+    );
+    Manifest::parse(&templated).expect("a placeholder label is a host name");
+}

@@ -90,6 +90,7 @@ impl CallState {
             }
             message.truncate(cut);
         }
+        let message = one_line(&message);
         let connector = &self.budget.manifest.id;
         match level {
             tracing::Level::ERROR => {
@@ -109,6 +110,25 @@ impl CallState {
             }
         }
     }
+}
+
+/// A connector's message as one line of the host's log: line breaks and
+/// other control characters escaped, so that a message cannot forge log
+/// lines (or hide in terminal escapes).
+fn one_line(message: &str) -> String {
+    let mut line = String::with_capacity(message.len());
+    for c in message.chars() {
+        match c {
+            '\n' => line.push_str("\\n"),
+            '\r' => line.push_str("\\r"),
+            '\t' => line.push_str("\\t"),
+            c if c.is_control() || matches!(c, '\u{2028}' | '\u{2029}') => {
+                line.push_str(&c.escape_unicode().to_string())
+            }
+            c => line.push(c),
+        }
+    }
+    line
 }
 
 /// A WASI that grants nothing: no preopened directories, no environment,
@@ -170,5 +190,22 @@ impl wasmtime::ResourceLimiter for MemoryLimiter {
         _maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
         Ok(desired <= MAX_TABLE_ELEMENTS)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::one_line;
+
+    #[test]
+    fn a_connectors_message_cannot_forge_log_lines() {
+        let forged = "found 3\n2026-11-26T06:00:00Z  INFO quarry: user deleted\r\x1b[2J\u{2028}x";
+        let line = one_line(forged);
+        assert!(!line.contains(['\n', '\r', '\x1b', '\u{2028}']), "{line}");
+        assert_eq!(
+            line,
+            "found 3\\n2026-11-26T06:00:00Z  INFO quarry: user deleted\\r\\u{1b}[2J\\u{2028}x"
+        );
+        assert_eq!(one_line("plain é"), "plain é");
     }
 }

@@ -128,11 +128,13 @@ pub async fn start(
         redirect_uri,
     };
     let store = &dashboard.store;
+    // Owned by the address until someone is signed in: one address
+    // cannot fill the table of sign-ins in flight.
     let saved = pending::save(
         store,
         &STATES,
         &started.state,
-        None,
+        Some(&format!("addr:{ip}")),
         &signing_in,
         STATE_TTL_SECONDS,
     );
