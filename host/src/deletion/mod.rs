@@ -194,7 +194,7 @@ impl Deletions {
             return Ok(None);
         }
         tracing::info!(user = user_id, stage = ?job.stage, "resuming a deletion");
-        self.save_in(&mut txn, &mut job)?;
+        self.put_in(&mut txn, &mut job)?;
         txn.commit()?;
         Ok(Some(job))
     }
@@ -245,8 +245,9 @@ impl Deletions {
             let mut txn = self.store.write()?;
             self.store.destroy_data_key_in(&mut txn, user_id)?;
             job.stage = Stage::KeyDestroyed;
-            self.save_in(&mut txn, &mut job)?;
-            txn.commit()?;
+            if self.save_in(&mut txn, &mut job)? {
+                txn.commit()?;
+            }
             failpoint("deletion:key-destroyed");
         }
         let report = self.remove_everything(&job)?;
@@ -294,7 +295,7 @@ impl Deletions {
         if let Some(recorded) = self.load_in(&txn, user_id)? {
             return Ok(recorded);
         }
-        self.save_in(&mut txn, &mut job)?;
+        self.put_in(&mut txn, &mut job)?;
         txn.commit()?;
         Ok(job)
     }
@@ -321,7 +322,10 @@ impl Deletions {
                 }
             }
             job.tokens[i].done = true;
-            self.save_in(&mut txn, job)?;
+            if !self.save_in(&mut txn, job)? {
+                // Another run of the same deletion finished it meanwhile.
+                return Ok(());
+            }
             txn.commit()?;
         }
         Ok(())
@@ -345,6 +349,7 @@ impl Deletions {
         // event; the other finds the job gone and sends nothing.
         if !txn.contains(&DELETIONS, user_id)? {
             tracing::info!(user = user_id, "the deletion was finished by another run");
+            report.profile_deleted = true;
             return Ok(report);
         }
         for data in &self.user_data {
@@ -384,7 +389,19 @@ impl Deletions {
     }
 
     /// Saves the job's progress, renewing this replica's lease on it.
-    fn save_in(&self, txn: &mut Writer, job: &mut Job) -> Result<()> {
+    /// Only while the job exists: a run that another run of the same
+    /// deletion overtook must not bring the finished job back (it would
+    /// finish it again, with a second `user.deleted`). Whether it was saved.
+    fn save_in(&self, txn: &mut Writer, job: &mut Job) -> Result<bool> {
+        if !txn.contains(&DELETIONS, &job.user_id)? {
+            return Ok(false);
+        }
+        self.put_in(txn, job)?;
+        Ok(true)
+    }
+
+    /// Writes the job (creating it), renewing this replica's lease on it.
+    fn put_in(&self, txn: &mut Writer, job: &mut Job) -> Result<()> {
         job.lease_until = now() + JOB_LEASE_SECONDS;
         job.runner = Some(self.replica.clone());
         let sealed = self
