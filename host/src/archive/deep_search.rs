@@ -42,6 +42,11 @@ impl Archive {
         let slot = self.slot(user_id);
         self.load(user_id, &slot).await?;
         let mut queued = self.pending_batch(user_id, QUEUED_SCAN_LIMIT + 1)?;
+        // An entry an indexer (this replica's or another's) took off the
+        // queue between the load and the read of the queue is in neither:
+        // the head moved, so catching up again adds it (and one indexed
+        // after the read is in both, which the hits below merge).
+        self.load(user_id, &slot).await?;
         if queued.len() > QUEUED_SCAN_LIMIT {
             let _indexing = slot.indexing.lock().await;
             self.index_pending(user_id, &slot).await?;
