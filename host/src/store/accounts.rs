@@ -366,25 +366,6 @@ pub fn token_hash(token: &str) -> String {
     hex::encode(Sha256::digest(token.as_bytes()))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn records_written_before_audiences_are_v1_tokens() {
-        let old = br#"{"user_id":"usr_1","issued_at":1,"expires_at":2}"#;
-        let record: TokenRecord = serde_json::from_slice(old).unwrap();
-        assert_eq!(record.audience, Audience::V1);
-        let mcp = TokenRecord {
-            audience: Audience::Mcp,
-            ..record
-        };
-        let bytes = serde_json::to_vec(&mcp).unwrap();
-        let read: TokenRecord = serde_json::from_slice(&bytes).unwrap();
-        assert_eq!(read.audience, Audience::Mcp);
-    }
-}
-
 /// Issues a token inside `txn` (so that whatever else the transaction
 /// records about it, a refresh family say, commits with it).
 pub fn issue_token_in(
@@ -409,4 +390,23 @@ pub fn issue_token_in(
     txn.put(&TOKENS, &hash, &serde_json::to_vec(&record)?)?;
     txn.put(&TOKENS_BY_USER, &format!("{user_id}\0{hash}"), ())?;
     Ok((Secret::new(token), record.expires_at))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_written_before_audiences_are_v1_tokens() {
+        let old = br#"{"user_id":"usr_1","issued_at":1,"expires_at":2}"#;
+        let record: TokenRecord = serde_json::from_slice(old).unwrap();
+        assert_eq!(record.audience, Audience::V1);
+        let mcp = TokenRecord {
+            audience: Audience::Mcp,
+            ..record
+        };
+        let bytes = serde_json::to_vec(&mcp).unwrap();
+        let read: TokenRecord = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(read.audience, Audience::Mcp);
+    }
 }
