@@ -32,11 +32,40 @@ pub struct Connector {
     pub loaded_at: SystemTime,
 }
 
-/// What the last look at a pair of files saw, to notice changes cheaply.
+/// What the last look at a pair of files saw, to notice changes cheaply:
+/// each file's modification time and size, and (on Unix) its inode and
+/// change time, which nobody can set back: a file rewritten with the same
+/// size and its old modification time (`cp -p`, `touch -r`) is noticed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Stamp {
-    wasm: (SystemTime, u64),
-    toml: (SystemTime, u64),
+    wasm: FileStamp,
+    toml: FileStamp,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct FileStamp {
+    modified: SystemTime,
+    len: u64,
+    inode: u64,
+    changed: (i64, i64),
+}
+
+impl FileStamp {
+    fn of(meta: &std::fs::Metadata) -> std::io::Result<FileStamp> {
+        #[cfg(unix)]
+        let (inode, changed) = {
+            use std::os::unix::fs::MetadataExt;
+            (meta.ino(), (meta.ctime(), meta.ctime_nsec()))
+        };
+        #[cfg(not(unix))]
+        let (inode, changed) = (0, (0, 0));
+        Ok(FileStamp {
+            modified: meta.modified()?,
+            len: meta.len(),
+            inode,
+            changed,
+        })
+    }
 }
 
 pub struct Registry {
@@ -384,10 +413,38 @@ fn list_pairs(dir: &Path) -> Result<BTreeMap<String, Pair>> {
             continue;
         };
         let stamp = Stamp {
-            wasm: (wasm_meta.modified()?, wasm_meta.len()),
-            toml: (toml_meta.modified()?, toml_meta.len()),
+            wasm: FileStamp::of(&wasm_meta)?,
+            toml: FileStamp::of(&toml_meta)?,
         };
         pairs.insert(id.to_string(), (stamp, path, toml));
     }
     Ok(pairs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_rewritten_with_its_old_size_and_time_is_seen_to_change() {
+        let dir = tempfile::tempdir().unwrap();
+        let (wasm, toml) = (dir.path().join("x.wasm"), dir.path().join("x.toml"));
+        std::fs::write(&wasm, b"first").unwrap();
+        std::fs::write(&toml, b"id = 1").unwrap();
+        let before = list_pairs(dir.path()).unwrap()["x"].0;
+        let modified = std::fs::metadata(&wasm).unwrap().modified().unwrap();
+        // Same length, and the old modification time put back (`cp -p`).
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::fs::write(&wasm, b"other").unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&wasm)
+            .unwrap()
+            .set_modified(modified)
+            .unwrap();
+        let after = list_pairs(dir.path()).unwrap()["x"].0;
+        assert_eq!(after.wasm.modified, before.wasm.modified);
+        assert_eq!(after.wasm.len, before.wasm.len);
+        assert_ne!(after, before, "the change time moved");
+    }
 }
