@@ -70,8 +70,28 @@ pub fn check(target: &Target) -> Result<Report> {
 
 /// Checks the pair `target` names with `runtime`.
 pub fn check_with(runtime: &Runtime, target: &Target) -> Report {
-    let found = registry::inspect(runtime, &target.id, &target.wasm, &target.toml, true);
-    let mut problems = found.problems;
+    check_copy(runtime, target, target)
+}
+
+/// Checks `copy`, a copy of `target`'s files (what `install` is about to
+/// put in place), and reports as if for `target`.
+pub fn check_copy(runtime: &Runtime, target: &Target, copy: &Target) -> Report {
+    let found = registry::inspect(runtime, &target.id, &copy.wasm, &copy.toml, true);
+    let (copy_wasm, copy_toml) = (
+        copy.wasm.display().to_string(),
+        copy.toml.display().to_string(),
+    );
+    let mut problems: Vec<Problem> = found
+        .problems
+        .into_iter()
+        .map(|mut problem| {
+            problem.message = problem
+                .message
+                .replace(&copy_wasm, &target.wasm.display().to_string())
+                .replace(&copy_toml, &target.toml.display().to_string());
+            problem
+        })
+        .collect();
     if target.is_stale() {
         problems.push(Problem::warning(
             "stale-build",
@@ -90,7 +110,7 @@ pub fn check_with(runtime: &Runtime, target: &Target) -> Report {
         label: manifest.map(|m| m.label.clone()),
         version: manifest.map(|m| m.version.clone()),
         wit: manifest.map(|m| m.wit.clone()),
-        component_bytes: std::fs::metadata(&target.wasm).ok().map(|m| m.len()),
+        component_bytes: std::fs::metadata(&copy.wasm).ok().map(|m| m.len()),
         digest: component
             .map(|c| c.digest.clone())
             .filter(|d| !d.is_empty()),

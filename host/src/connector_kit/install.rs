@@ -2,10 +2,11 @@
 //!
 //! A running server watches its plugins folder (`connectors/registry.rs`)
 //! and loads a new or changed `<id>.wasm` + `<id>.toml` pair without a
-//! restart. Each file is written under a temporary name in that folder
-//! and renamed into place, so the server never reads half a file; the
-//! component goes first and the manifest last, so a new connector appears
-//! whole. When a version is replaced, the watcher may see the new
+//! restart. The pair is read once and written to a hidden folder inside
+//! that folder; that copy is what is checked, and it is renamed into
+//! place, so the server never reads half a file nor anything the check did
+//! not see. The component goes first and the manifest last, so a new
+//! connector appears whole. When a version is replaced, the watcher may see the new
 //! component beside the old manifest for one poll; it reloads when the
 //! manifest lands, and refuses nothing the check accepted.
 
@@ -16,7 +17,7 @@ use anyhow::{Context, Result, bail};
 
 use super::check::{self, Report};
 use super::{EXIT_OK, EXIT_PROBLEMS, Target};
-use crate::connectors::Manifest;
+use crate::connectors::{Manifest, Runtime, RuntimeConfig};
 
 #[derive(clap::Args, Debug)]
 pub struct InstallArgs {
@@ -91,22 +92,49 @@ pub fn install(target: &Target, plugins_dir: &Path) -> Result<Result<Installed, 
             plugins_dir.display()
         );
     }
-    let report = check::check(target)?;
-    if !report.loads() {
-        return Ok(Err(report));
-    }
-    let manifest_text = std::fs::read_to_string(&target.toml)
+    // The files are read once: what is checked is what is installed, even
+    // if the originals change meanwhile. The copy waits in a hidden folder
+    // of the plugins folder (which the registry does not look into) and
+    // is renamed into place: component first, manifest last.
+    let manifest_text = std::fs::read(&target.toml)
         .with_context(|| format!("reading {}", target.toml.display()))?;
     let wasm_bytes = std::fs::read(&target.wasm)
         .with_context(|| format!("reading {}", target.wasm.display()))?;
+    let staging = plugins_dir.join(format!(".installing-{}-{}", target.id, std::process::id()));
+    std::fs::create_dir_all(&staging).with_context(|| format!("creating {}", staging.display()))?;
+    let result = install_from(target, plugins_dir, &staging, &manifest_text, &wasm_bytes);
+    let _ = std::fs::remove_dir_all(&staging);
+    result
+}
+
+fn install_from(
+    target: &Target,
+    plugins_dir: &Path,
+    staging: &Path,
+    manifest_text: &[u8],
+    wasm_bytes: &[u8],
+) -> Result<Result<Installed, Report>> {
+    let copy = Target {
+        id: target.id.clone(),
+        wasm: staging.join(format!("{}.wasm", target.id)),
+        toml: staging.join(format!("{}.toml", target.id)),
+        crate_dir: None,
+    };
+    write_durably(&copy.wasm, wasm_bytes)?;
+    write_durably(&copy.toml, manifest_text)?;
+    let runtime = Runtime::new(RuntimeConfig::default())?;
+    let report = check::check_copy(&runtime, target, &copy);
+    if !report.loads() {
+        return Ok(Err(report));
+    }
     let wasm = plugins_dir.join(format!("{}.wasm", target.id));
     let toml = plugins_dir.join(format!("{}.toml", target.id));
     let replaced = std::fs::read_to_string(&toml)
         .ok()
         .and_then(|text| Manifest::parse(&text).ok())
         .map(|m| m.version);
-    write_atomically(&wasm, &wasm_bytes)?;
-    write_atomically(&toml, manifest_text.as_bytes())?;
+    rename(&copy.wasm, &wasm)?;
+    rename(&copy.toml, &toml)?;
     Ok(Ok(Installed {
         id: target.id.clone(),
         version: report.version.clone().unwrap_or_default(),
@@ -117,27 +145,18 @@ pub fn install(target: &Target, plugins_dir: &Path) -> Result<Result<Installed, 
     }))
 }
 
-/// Writes `bytes` to a temporary file in `path`'s folder (a name the
-/// registry ignores), flushes it to disk, and renames it to `path`.
-fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = path.parent().context("a file in a folder")?;
-    let name = path
-        .file_name()
-        .and_then(|n| n.to_str())
-        .context("a UTF-8 file name")?;
-    let tmp = dir.join(format!(".{name}.{}.installing", std::process::id()));
-    let result = (|| -> Result<()> {
-        let mut file =
-            std::fs::File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
-        file.write_all(bytes)
-            .with_context(|| format!("writing {}", tmp.display()))?;
-        file.sync_all()
-            .with_context(|| format!("flushing {}", tmp.display()))?;
-        std::fs::rename(&tmp, path)
-            .with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
+/// Writes `bytes` to `path` and flushes them to disk.
+fn write_durably(path: &Path, bytes: &[u8]) -> Result<()> {
+    let mut file =
+        std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
+    file.write_all(bytes)
+        .with_context(|| format!("writing {}", path.display()))?;
+    file.sync_all()
+        .with_context(|| format!("flushing {}", path.display()))
+}
+
+/// Moves a checked file into place at once (the same file system).
+fn rename(from: &Path, to: &Path) -> Result<()> {
+    std::fs::rename(from, to)
+        .with_context(|| format!("renaming {} to {}", from.display(), to.display()))
 }
