@@ -124,17 +124,7 @@ fn no_store(body: Value) -> Response {
 
 /// The form's fields, or the OAuth error that says what is wrong with it.
 fn form(headers: &HeaderMap, body: &[u8]) -> Result<Vec<(String, String)>, OAuthError> {
-    let content_type = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("");
-    if !content_type
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .eq_ignore_ascii_case("application/x-www-form-urlencoded")
-    {
+    if !has_content_type(headers, "application/x-www-form-urlencoded") {
         return Err(oauth_error(
             StatusCode::BAD_REQUEST,
             "invalid_request",
@@ -148,6 +138,15 @@ fn form(headers: &HeaderMap, body: &[u8]) -> Result<Vec<(String, String)>, OAuth
             "the form does not parse",
         )
     })
+}
+
+/// Whether the request's media type (parameters aside) is `expected`.
+fn has_content_type(headers: &HeaderMap, expected: &str) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|essence| essence.trim().eq_ignore_ascii_case(expected))
 }
 
 /// The single value of a field (RFC 6749 §3.2: parameters must not repeat).
@@ -275,7 +274,7 @@ async fn token(
                     .issuer
                     .exchange_code(code, &client, redirect_uri, verifier)
                 {
-                    Ok(Exchange::Issued(issued, scope)) => scoped_answer(&issued, &scope),
+                    Ok(Exchange::Issued(issued, scope)) => issued_answer(&issued, Some(&scope)),
                     Ok(Exchange::InvalidGrant(why)) => {
                         oauth_error(StatusCode::BAD_REQUEST, "invalid_grant", why).into_response()
                     }
@@ -290,7 +289,7 @@ async fn token(
         "refresh_token" => {
             let token = required(&fields, "refresh_token")?;
             Ok(match app.issuer.refresh(token, &client) {
-                Ok(Renewal::Issued(issued)) => issued_answer(&issued),
+                Ok(Renewal::Issued(issued)) => issued_answer(&issued, None),
                 Ok(Renewal::InvalidGrant) => oauth_error(
                     StatusCode::BAD_REQUEST,
                     "invalid_grant",
@@ -316,7 +315,7 @@ fn poll_answer(poll: anyhow::Result<Poll>) -> Response {
         oauth_error(StatusCode::BAD_REQUEST, error, description).into_response()
     };
     match poll {
-        Ok(Poll::Issued(issued)) => issued_answer(&issued),
+        Ok(Poll::Issued(issued)) => issued_answer(&issued, None),
         Ok(Poll::Pending) => bad(
             "authorization_pending",
             "the user has not approved the code yet",
@@ -329,23 +328,19 @@ fn poll_answer(poll: anyhow::Result<Poll>) -> Response {
     }
 }
 
-fn issued_answer(issued: &Issued) -> Response {
-    no_store(json!({
+/// The token endpoint's answer; with the scope granted when the grant has
+/// one (the authorization code grant's).
+fn issued_answer(issued: &Issued, scope: Option<&Scope>) -> Response {
+    let mut body = json!({
         "access_token": issued.access_token.expose(),
         "token_type": "Bearer",
         "expires_in": issued.expires_in,
         "refresh_token": issued.refresh_token.expose(),
-    }))
-}
-
-fn scoped_answer(issued: &Issued, scope: &Scope) -> Response {
-    no_store(json!({
-        "access_token": issued.access_token.expose(),
-        "token_type": "Bearer",
-        "expires_in": issued.expires_in,
-        "refresh_token": issued.refresh_token.expose(),
-        "scope": scope.names(),
-    }))
+    });
+    if let Some(scope) = scope {
+        body["scope"] = json!(scope.names());
+    }
+    no_store(body)
 }
 
 /// RFC 8707: a `resource` a client names must be the one resource this
@@ -377,16 +372,7 @@ async fn register(
     if let Some(refused) = limited(&app, addr, Bucket::ClientRegistration).await {
         return Ok(refused);
     }
-    let is_json = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| {
-            v.split(';')
-                .next()
-                .unwrap_or("")
-                .trim()
-                .eq_ignore_ascii_case("application/json")
-        });
+    let is_json = has_content_type(&headers, "application/json");
     let metadata_error = |description: String| {
         oauth_error(
             StatusCode::BAD_REQUEST,

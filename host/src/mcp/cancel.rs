@@ -59,9 +59,8 @@ pub struct LegacyCancel(pub Arc<Registration>);
 /// [`LegacyCancel`] in `parts`), or fires the token a
 /// `notifications/cancelled` names. Returns what the gate keeps until the
 /// response is sent.
-pub fn track(mcp: &Mcp, parts: &mut Parts, body: &[u8]) -> Option<Arc<Registration>> {
+pub fn track(mcp: &Mcp, parts: &mut Parts, message: &Value) -> Option<Arc<Registration>> {
     let user = parts.extensions.get::<McpCaller>()?.user.id.clone();
-    let message: Value = serde_json::from_slice(body).ok()?;
     match message.get("method").and_then(Value::as_str)? {
         "tools/call" => {
             let id = message.get("id")?.to_string();

@@ -128,10 +128,14 @@ async fn check(
     if is_batch(&bytes) {
         return answer(batch_refused());
     }
-    if let Some(needed) = scope_missing(&parts, &bytes) {
+    // Read once, for the scope and the older protocol's cancellation.
+    let message: Option<serde_json::Value> = serde_json::from_slice(&bytes).ok();
+    if let Some(needed) = message.as_ref().and_then(|m| scope_missing(&parts, m)) {
         return answer(insufficient_scope(mcp, needed));
     }
-    let request = super::cancel::track(mcp, &mut parts, &bytes);
+    let request = message
+        .as_ref()
+        .and_then(|m| super::cancel::track(mcp, &mut parts, m));
     let response = next
         .run(Request::from_parts(parts, Body::from(bytes)))
         .await;
@@ -173,9 +177,11 @@ fn challenge(mcp: &Mcp, problem: Option<&str>) -> Response {
 }
 
 /// The permission a `tools/call` needs that the caller's token lacks.
-fn scope_missing(parts: &axum::http::request::Parts, body: &[u8]) -> Option<Permission> {
+fn scope_missing(
+    parts: &axum::http::request::Parts,
+    message: &serde_json::Value,
+) -> Option<Permission> {
     let caller = parts.extensions.get::<McpCaller>()?;
-    let message: serde_json::Value = serde_json::from_slice(body).ok()?;
     if message.get("method")?.as_str()? != "tools/call" {
         return None;
     }
