@@ -41,7 +41,11 @@
 //! [`FakeSaas::set_fault`] makes the next requests to a host fail (vendor error shapes,
 //! `Retry-After`, GitHub's `x-ratelimit-*`), redirect, return an oversized body, or slow
 //! down. Every vendor request is recorded before faults apply ([`FakeSaas::requests`]).
+//! [`FakeSaas::set_chaos`] (or `--faults SPEC`) injects faults at random instead, for
+//! soaks and crash tests ([`chaos`]).
 
+pub mod chaos;
+pub use chaos::Chaos;
 pub mod dataset;
 mod graphql;
 mod http;
@@ -99,6 +103,8 @@ pub struct FakeSaasConfig {
     pub listen: SocketAddr,
     /// Added to every vendor response.
     pub latency: Duration,
+    /// Faults injected at random from the start ([`chaos`]).
+    pub chaos: Option<chaos::Chaos>,
 }
 
 impl Default for FakeSaasConfig {
@@ -106,6 +112,7 @@ impl Default for FakeSaasConfig {
         FakeSaasConfig {
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
             latency: Duration::ZERO,
+            chaos: None,
         }
     }
 }
@@ -210,6 +217,7 @@ pub(crate) struct Shared {
     pub requests: Mutex<Vec<RecordedRequest>>,
     pub faults: Mutex<HashMap<String, FaultSlot>>,
     pub latency: Mutex<Duration>,
+    pub chaos: chaos::State,
     pub tokens: Mutex<tokens::Tokens>,
     pub idp: Mutex<vendors::okta::Idp>,
     pub addr: SocketAddr,
@@ -323,6 +331,7 @@ impl FakeSaas {
             requests: Mutex::new(Vec::new()),
             faults: Mutex::new(HashMap::new()),
             latency: Mutex::new(config.latency),
+            chaos: chaos::State::default(),
             tokens: Mutex::new(tokens::Tokens::new()),
             idp: Mutex::new(vendors::okta::Idp::new()),
             addr,
@@ -331,6 +340,7 @@ impl FakeSaas {
             concurrency: Concurrency::default(),
             documents: Mutex::new(HashMap::new()),
         });
+        shared.chaos.set(config.chaos);
         // Build the dataset now rather than on the first request.
         let _ = dataset::docs();
         let (stop, stop_rx) = tokio::sync::watch::channel(false);
@@ -390,6 +400,18 @@ impl FakeSaas {
     /// Removes every fault.
     pub fn clear_faults(&self) {
         lock(&self.shared.faults).clear();
+    }
+
+    /// Injects faults at random into every later vendor request (a fault
+    /// set with [`FakeSaas::set_fault`] wins where it applies); `None` ends it.
+    pub fn set_chaos(&self, chaos: Option<chaos::Chaos>) {
+        self.shared.chaos.set(chaos);
+    }
+
+    /// The chaos in force and what it injected:
+    /// `{"spec": ..., "requests": n, "injected": {"spike": n, ...}}`.
+    pub fn chaos_report(&self) -> serde_json::Value {
+        self.shared.chaos.report()
     }
 
     /// Sets the latency added to every vendor response.

@@ -1,4 +1,4 @@
-//! `fake-saas --listen 127.0.0.1:0 [--latency-ms N] [--ca-out PATH]`
+//! `fake-saas --listen 127.0.0.1:0 [--latency-ms N] [--faults SPEC] [--ca-out PATH]`
 //!
 //! Prints one JSON line on stdout as soon as it listens:
 //! `{"addr":"127.0.0.1:PORT","ca_cert":"<path of the CA PEM>","hosts":[...]}`,
@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Parser;
+use fake_saas::chaos::Chaos;
 use fake_saas::{FakeSaas, FakeSaasConfig};
 
 #[derive(Parser, Debug)]
@@ -26,6 +27,10 @@ struct Args {
     /// Latency added to every vendor response, in milliseconds.
     #[arg(long, default_value_t = 0)]
     latency_ms: u64,
+    /// Faults injected at random into vendor requests, e.g. `soak,seed=7`
+    /// or `error=0.1,throttle=0.05,retry_after=2` (see `fake_saas::chaos`).
+    #[arg(long)]
+    faults: Option<String>,
     /// Where to write the CA certificate (PEM). Default: a file in the temp directory.
     #[arg(long)]
     ca_out: Option<PathBuf>,
@@ -44,6 +49,8 @@ async fn main() -> anyhow::Result<()> {
     let fake = FakeSaas::start(FakeSaasConfig {
         listen: args.listen,
         latency: Duration::from_millis(args.latency_ms),
+        chaos: Chaos::parse(args.faults.as_deref().unwrap_or("off"))
+            .map_err(|e| anyhow::anyhow!("--faults: {e}"))?,
     })
     .await?;
     let ca_path = match args.ca_out {

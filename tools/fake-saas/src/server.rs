@@ -17,6 +17,7 @@ use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 use tokio_rustls::rustls::ServerConfig;
 
+use crate::chaos::{self, Chaos, Injected};
 use crate::http::{self, Req};
 use crate::{Fault, HOSTS, RecordedRequest, Shared};
 
@@ -148,8 +149,16 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
     if let Some(d) = fault.as_ref().and_then(|f| f.latency) {
         delay += d;
     }
-    let response = match fault {
-        Some(f)
+    // A fault set for the host wins; otherwise the chaos may inject one.
+    let injected = match fault {
+        Some(_) => Injected::Nothing,
+        None => shared.chaos.next(),
+    };
+    if let Injected::Spike(d) = injected {
+        delay += d;
+    }
+    let response = match (fault, injected) {
+        (Some(f), _)
             if f.redirect_to.is_some()
                 || f.status.is_some()
                 || f.oversize_bytes.is_some()
@@ -157,12 +166,20 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
         {
             fault_response(&req, &f)
         }
+        (_, Injected::ServerError) => crate::vendors::error_response(&req, 500, None),
+        (_, Injected::Throttle(seconds)) => {
+            crate::vendors::error_response(&req, 429, Some(seconds))
+        }
         _ => crate::vendors::dispatch(&shared, &req),
     };
     if !delay.is_zero() {
         tokio::time::sleep(delay).await;
     }
-    let mut response = response;
+    let mut response = match injected {
+        Injected::Reset => chaos::broken_off(response).await,
+        Injected::Trickle(over) => chaos::trickled(response, over).await,
+        _ => response,
+    };
     http::set(&mut response, "x-fake-saas", "1");
     response
 }
@@ -272,6 +289,22 @@ fn control(shared: &Shared, req: &Req) -> Response {
                 None => bad("expected {\"ms\": <integer>}".into()),
             }
         }
+        (Method::GET, "/_fake/chaos") => http::json(200, &shared.chaos.report()),
+        (Method::POST, "/_fake/chaos") => {
+            let spec = serde_json::from_slice::<Value>(&req.body)
+                .ok()
+                .and_then(|v| v.get("spec").and_then(Value::as_str).map(str::to_string));
+            let Some(spec) = spec else {
+                return bad("expected {\"spec\": \"soak,seed=1\"} (or \"off\")".into());
+            };
+            match Chaos::parse(&spec) {
+                Ok(chaos) => {
+                    shared.chaos.set(chaos);
+                    http::json(200, &shared.chaos.report())
+                }
+                Err(e) => bad(e),
+            }
+        }
         (Method::GET, "/_fake/ca.pem") => {
             http::raw(200, "application/x-pem-file", shared.ca_pem.clone())
         }
@@ -322,6 +355,7 @@ fn control(shared: &Shared, req: &Req) -> Response {
             &json!({"error": "unknown control endpoint", "endpoints": [
                 "GET /_fake/health", "GET /_fake/requests", "DELETE /_fake/requests",
                 "POST /_fake/faults", "DELETE /_fake/faults", "POST /_fake/latency",
+                "GET /_fake/chaos", "POST /_fake/chaos",
                 "GET /_fake/ca.pem", "POST /_fake/tokens", "GET /_fake/revoked",
                 "POST /_fake/oidc/identities", "POST /_fake/oidc/rotate", "POST /_fake/oidc/misbehave",
                 "POST /_fake/documents/<name>", "GET /_fake/documents/<name>"
