@@ -9,6 +9,8 @@
 mod archive;
 #[path = "api/auth.rs"]
 mod auth;
+#[path = "api/crash.rs"]
+mod crash;
 #[path = "api/deletion.rs"]
 mod deletion;
 #[path = "api/device.rs"]

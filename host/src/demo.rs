@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
+use fake_saas::chaos::Chaos;
 use fake_saas::{FakeSaas, FakeSaasConfig};
 use serde_json::json;
 
@@ -42,9 +43,27 @@ pub struct DemoArgs {
     /// Share the limits' windows in this Redis.
     #[arg(long)]
     pub redis: Option<String>,
+    /// Users to make beside alice and bob (`user1@acme.test`, ...), each
+    /// connected like them: more load for a soak, users to delete.
+    #[arg(long, default_value_t = 0)]
+    pub extra_users: usize,
+    /// Faults the fake upstreams inject at random into vendor requests,
+    /// e.g. `soak,seed=7` or `error=0.1,throttle=0.05` (`fake_saas::chaos`).
+    #[arg(long, default_value = "off")]
+    pub upstream_faults: String,
 }
 
+/// The users every demo has; `--extra-users` adds `user1`, `user2`, ...
 const USERS: [&str; 2] = ["alice", "bob"];
+
+fn user_names(extra: usize) -> Vec<String> {
+    let extra = (1..=extra).map(|n| format!("user{n}"));
+    USERS
+        .iter()
+        .map(|name| name.to_string())
+        .chain(extra)
+        .collect()
+}
 
 /// The demo users' dashboard password (printed in the first line).
 pub const DEMO_PASSWORD: &str = "quarry-demo-password";
@@ -77,14 +96,18 @@ pub async fn run(args: DemoArgs) -> Result<()> {
     let fake = FakeSaas::start(FakeSaasConfig {
         listen: "127.0.0.1:0".parse()?,
         latency: Duration::from_millis(args.upstream_latency_ms),
+        chaos: Chaos::parse(&args.upstream_faults)
+            .map_err(|e| anyhow::anyhow!("--upstream-faults: {e}"))?,
     })
     .await?;
     let tls = write_certificates(&data_dir, fake.ca_cert_pem())?;
     let replicas = start_replicas(&args, &data_dir, &tls, fake.addr()).await?;
     let running = &replicas[0];
     let users = create_users(
+        &fake,
         &running.app.store,
         &running.app.registry,
+        &user_names(args.extra_users),
         args.token_ttl_seconds,
     )?;
     let loaded = running.app.registry.list().len();
@@ -131,8 +154,9 @@ async fn start_replicas(
         args.replicas
     );
     let master_key = match args.postgres {
-        Some(_) => Some(demo_master_key(data_dir)?),
-        None => None,
+        Some(_) => demo_master_key(&data_dir.join("shared-master.key"))?,
+        // A demo's data folder is throwaway: its key lives in it.
+        None => demo_master_key(&data_dir.join("master.key"))?,
     };
     let mut replicas = Vec::new();
     for index in 0..args.replicas {
@@ -153,10 +177,22 @@ async fn start_replicas(
         } else {
             SocketAddr::new(args.listen.ip(), 0)
         };
-        let config = demo_config(args, listen, &folder, tls, fake, master_key.as_deref())?;
+        let config = demo_config(args, listen, &folder, tls, fake, &master_key)?;
         replicas.push(crate::server::start(config).await?);
     }
     Ok(replicas)
+}
+
+/// A vendor access token for a demo user: alice's and bob's are seeded in
+/// the fake vendors; the extra users get tokens of their own, minted on
+/// alice's view of the fake company (so that revoking them at a deletion
+/// leaves the others' alone).
+fn access_token(fake: &FakeSaas, connector: &str, name: &str) -> String {
+    let seeded = USERS.contains(&name);
+    if seeded || !fake_saas::dataset::VENDORS.contains(&connector) {
+        return format!("fake-{connector}-{name}");
+    }
+    fake.issue_token(connector, USERS[0], None).access_token
 }
 
 /// A demo user and their tokens: one for `/v1`, one for `/mcp`.
@@ -167,12 +203,14 @@ struct DemoUser {
 }
 
 fn create_users(
+    fake: &FakeSaas,
     store: &Store,
     registry: &crate::connectors::Registry,
+    names: &[String],
     ttl: u64,
 ) -> Result<Vec<DemoUser>> {
     let mut out = Vec::new();
-    for name in USERS {
+    for name in names {
         let email = format!("{name}@acme.test");
         let user = match store.user_by_email(&email)? {
             Some(user) => user,
@@ -184,7 +222,7 @@ fn create_users(
                 store,
                 &user.id,
                 id,
-                Secret::new(format!("fake-{id}-{name}")),
+                Secret::new(access_token(fake, id, name)),
                 demo_settings(id),
             )?;
         }
@@ -238,7 +276,7 @@ fn demo_config(
     data_dir: &Path,
     tls: &TlsFiles,
     fake: SocketAddr,
-    master_key: Option<&str>,
+    master_key: &str,
 ) -> Result<Config> {
     let mut table = toml::Table::new();
     let mut set = |key: &str, value: toml::Value| table.insert(key.to_string(), value);
@@ -249,11 +287,11 @@ fn demo_config(
         storage.insert("postgres_url".into(), url.clone().into());
         storage.insert("pool_size".into(), 8.into());
         set("storage", storage.into());
-        // Every replica unwraps the same data keys. A demo's key; an
-        // operator's comes from their secret store (QUARRY_MASTER_KEY
-        // overrides this one).
-        set("master_key", master_key.unwrap_or_default().into());
     }
+    // Every replica unwraps the same data keys. A demo's key; an
+    // operator's comes from their secret store (QUARRY_MASTER_KEY
+    // overrides this one).
+    set("master_key", master_key.into());
     if let Some(url) = &args.redis {
         let mut coordination = toml::Table::new();
         coordination.insert("redis_url".into(), url.clone().into());
@@ -328,16 +366,16 @@ fn copy_files(from: &Path, to: &Path) -> Result<()> {
     Ok(())
 }
 
-/// The master key the demo's replicas share: `<data dir>/shared-master.key`,
-/// made on first use.
-fn demo_master_key(data_dir: &Path) -> Result<String> {
-    let path = data_dir.join("shared-master.key");
-    if let Ok(key) = std::fs::read_to_string(&path) {
+/// The demo's master key, kept in `path` (in its data folder), made on
+/// first use: `shared-master.key` for the replicas on PostgreSQL,
+/// `master.key` on redb (where `Store::open(dir, None)` finds it too).
+fn demo_master_key(path: &Path) -> Result<String> {
+    if let Ok(key) = std::fs::read_to_string(path) {
         return Ok(key.trim().to_string());
     }
     use base64::Engine as _;
     let key = base64::engine::general_purpose::STANDARD.encode(rand::random::<[u8; 32]>());
-    std::fs::write(&path, &key)?;
+    std::fs::write(path, &key)?;
     Ok(key)
 }
 

@@ -11,6 +11,7 @@
 pub mod contract;
 pub mod dashboard_client;
 pub mod engines;
+pub mod load;
 pub mod server;
 pub mod shared;
 pub mod webhook_receiver;
@@ -94,6 +95,7 @@ impl Harness {
         let fake = FakeSaas::start(FakeSaasConfig {
             listen: "127.0.0.1:0".parse().unwrap(),
             latency: Duration::ZERO,
+            chaos: None,
         })
         .await
         .expect("start fake-saas");

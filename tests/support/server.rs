@@ -55,6 +55,9 @@ pub struct DemoOptions {
     upstream_latency_ms: Option<u64>,
     shared: Option<Arc<SharedBackend>>,
     replicas: Option<usize>,
+    extra_users: usize,
+    upstream_faults: Option<String>,
+    binary: Option<PathBuf>,
 }
 
 impl DemoOptions {
@@ -98,6 +101,27 @@ impl DemoOptions {
     /// `quarry demo --replicas N` (needs a shared backend).
     pub fn replicas(mut self, count: usize) -> Self {
         self.replicas = Some(count);
+        self
+    }
+
+    /// `quarry demo --extra-users N`: `user1@acme.test`, ... beside alice
+    /// and bob.
+    pub fn extra_users(mut self, count: usize) -> Self {
+        self.extra_users = count;
+        self
+    }
+
+    /// `quarry demo --upstream-faults SPEC`: faults the fake vendors inject
+    /// at random (`fake_saas::chaos`).
+    pub fn upstream_faults(mut self, spec: &str) -> Self {
+        self.upstream_faults = Some(spec.to_string());
+        self
+    }
+
+    /// Another `quarry` binary than the tests' build (a benchmark's
+    /// release build).
+    pub fn binary(mut self, path: &Path) -> Self {
+        self.binary = Some(path.to_path_buf());
         self
     }
 
@@ -392,7 +416,7 @@ impl Demo {
     }
 
     fn spawn(options: DemoOptions) -> Demo {
-        let binary = quarry_binary();
+        let binary = options.binary.clone().unwrap_or_else(quarry_binary);
         let plugins = built_connectors();
         let (temp_data, data_dir) = match &options.data_dir {
             Some(dir) => (None, dir.clone()),
@@ -433,6 +457,14 @@ impl Demo {
         }
         if let Some(count) = options.replicas {
             command.arg("--replicas").arg(count.to_string());
+        }
+        if options.extra_users > 0 {
+            command
+                .arg("--extra-users")
+                .arg(options.extra_users.to_string());
+        }
+        if let Some(spec) = &options.upstream_faults {
+            command.arg("--upstream-faults").arg(spec);
         }
         // The test's own environment must not change the server's behaviour.
         for (name, _) in std::env::vars_os() {
@@ -668,6 +700,11 @@ impl Demo {
 
     /// Waits (up to a minute) for the server to exit on its own, as when a
     /// failpoint kills it; returns how it ended.
+    /// The server's process id, while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
     pub fn wait_for_exit(&mut self) -> std::process::ExitStatus {
         let mut child = self.child.take().expect("the demo is running");
         for _ in 0..600 {

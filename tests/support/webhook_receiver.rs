@@ -33,6 +33,8 @@ pub struct ReceiverOptions {
     pub fail_first: u32,
     /// A fixed port (to come back on the same URL); any free one otherwise.
     pub port: Option<u16>,
+    /// How long it lives at most (the script's default: 15 minutes).
+    pub max_seconds: Option<f64>,
 }
 
 /// One request the receiver got.
@@ -79,6 +81,13 @@ impl Receiver {
             .arg(&secrets)
             .args(["--fail-first", &options.fail_first.to_string()])
             .args(["--port", &options.port.unwrap_or(0).to_string()])
+            .args(
+                options
+                    .max_seconds
+                    .map(|s| ["--max-seconds".to_string(), s.to_string()])
+                    .into_iter()
+                    .flatten(),
+            )
             // It exits when this pipe closes: no receiver outlives its test.
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

@@ -7,6 +7,7 @@
 //! cargo run --release -p quarry-bench -- archive [10000,100000,1000000]
 //! cargo run --release -p quarry-bench -- embedder [--no-quality]
 //! cargo run --release -p quarry-bench -- scale    # needs target/release/quarry
+//! cargo run --release -p quarry-bench -- soak [--minutes 15] [--seed N]   # needs target/release/quarry
 //! ```
 //!
 //! Each module's comment says what it measures.
@@ -22,6 +23,7 @@ mod live;
 mod mcp;
 mod metrics;
 mod scale;
+mod soak;
 
 use anyhow::{Result, bail};
 
@@ -53,6 +55,10 @@ async fn main() -> Result<()> {
         "api" => tokio::task::block_in_place(|| api::run(&quarry_tests::repo_root())),
         "scale" => scale::run(&quarry_tests::repo_root()).await,
         "mcp" => mcp::run(&quarry_tests::repo_root()).await,
+        "soak" => {
+            let args: Vec<String> = std::env::args().skip(2).collect();
+            soak::run(&quarry_tests::repo_root(), &args).await
+        }
         "archive" => {
             let sizes: Vec<usize> = match std::env::args().nth(2) {
                 Some(list) => list.split(',').map(str::parse).collect::<Result<_, _>>()?,
@@ -76,7 +82,7 @@ async fn main() -> Result<()> {
         }
         other => {
             bail!(
-                "unknown benchmark {other:?} (known: connectors, live, api, scale, mcp, archive, embedder)"
+                "unknown benchmark {other:?} (known: connectors, live, api, scale, mcp, soak, archive, embedder)"
             )
         }
     }
