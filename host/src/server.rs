@@ -23,7 +23,7 @@ use crate::oauth::revoke::Revoker;
 use crate::rank::Scheduler;
 use crate::rank::embed::Cached;
 use crate::search::Search;
-use crate::store::{PostgresConfig, Store};
+use crate::store::{MasterKey, PostgresConfig, Store};
 use crate::webhooks::Webhooks;
 
 /// A server that is listening.
@@ -118,7 +118,7 @@ pub async fn start(config: Config) -> Result<Running> {
 /// folder, or the PostgreSQL database replicas share.
 pub fn open_store(config: &Config) -> Result<Store> {
     match config.storage.backend {
-        BackendKind::Redb => Store::open(&config.data_dir, config.master_key.as_deref()),
+        BackendKind::Redb => Store::open_with(&config.data_dir, master_key(config)?),
         BackendKind::Postgres => {
             let (Some(url), Some(master_key)) = (&config.storage.postgres_url, &config.master_key)
             else {
@@ -131,6 +131,34 @@ pub fn open_store(config: &Config) -> Result<Store> {
             Store::open_shared(&postgres, master_key)
         }
     }
+}
+
+/// The embedded store's master key: `master_key` (from a secret store),
+/// or `master_key_file` (a file outside the data folder, created when
+/// missing). A data folder made before `master_key_file` existed may hold
+/// its key as `master.key`: it is still used, with a warning at every
+/// start, since a copy of the folder (a backup, a stolen disk) then holds
+/// both the records and the key that unlocks them.
+fn master_key(config: &Config) -> Result<MasterKey> {
+    if let Some(text) = &config.master_key {
+        return MasterKey::from_base64(text);
+    }
+    if let Some(path) = &config.master_key_file {
+        return MasterKey::from_file(path);
+    }
+    let beside = config.data_dir.join("master.key");
+    anyhow::ensure!(
+        beside.exists(),
+        "no master key: set master_key (QUARRY_MASTER_KEY, base64 of 32 random bytes, from a \
+         secret store) or master_key_file (a path outside the data folder {}; created when missing)",
+        config.data_dir.display()
+    );
+    tracing::warn!(
+        path = %beside.display(),
+        "the master key is in the data folder: a copy of the folder holds both the records and \
+         their key; move it out and set master_key_file, or set master_key"
+    );
+    MasterKey::from_file(&beside)
 }
 
 /// The limits' windows: in this process, or in the Redis replicas share.

@@ -51,6 +51,10 @@ pub const NOT_USER_DATA: &[(&str, &str)] = &[
          what a person allowed them is in refresh_families",
     ),
     (
+        "purge",
+        "one marker, no user: a deletion's removed records are still to be purged from the files",
+    ),
+    (
         "webhook_given_up",
         "what is kept of an undeliverable event: no user id and nothing secret; dropped after 30 days",
     ),

@@ -55,6 +55,7 @@ fn options(data_dir: &Path) -> DemoOptions {
 /// (with an idempotency record) whose chunks are returned.
 struct Traces {
     user_id: String,
+    email: String,
     token: String,
     chunks: Vec<String>,
 }
@@ -80,6 +81,7 @@ async fn leave_traces(demo: &Demo) -> Traces {
     assert!(!chunks.is_empty());
     Traces {
         user_id: me.body["user_id"].as_str().unwrap().to_string(),
+        email: me.body["email"].as_str().unwrap().to_string(),
         token: demo.alice().to_string(),
         chunks,
     }
@@ -171,6 +173,15 @@ async fn assert_nothing_left(dir: &Path, traces: &Traces) {
     drop(archive);
     drop(store);
     assert_no_plaintext(dir, traces);
+    // Not even in freed pages of the database file: the user's id (every
+    // record's key carries it) is nowhere in the data folder.
+    assert_not_on_disk(dir, "the user's id", traces.user_id.as_bytes());
+}
+
+#[track_caller]
+fn assert_not_on_disk(dir: &Path, what: &str, needle: &[u8]) {
+    let hits = files_containing(dir, needle);
+    assert!(hits.is_empty(), "{what} is still on disk in {hits:?}");
 }
 
 #[tokio::test]
@@ -189,6 +200,10 @@ async fn deletion_removes_every_trace_and_reports_real_counts() {
     demo.stop();
     // Before deletion too, nothing readable is on disk.
     assert_no_plaintext(data.path(), &traces);
+    let wrapped_key = shared::open_store(data.path())
+        .wrapped_data_key(&traces.user_id)
+        .unwrap()
+        .expect("alice has a data key");
     let demo = options(data.path()).start();
     // The restart issued alice a new token; the old one still counts.
     let alice = demo.alice().to_string();
@@ -248,6 +263,11 @@ async fn deletion_removes_every_trace_and_reports_real_counts() {
     demo.get("/me", Some(demo.bob())).await.expect(200, None);
     drop(demo);
     assert_nothing_left(data.path(), &traces).await;
+    // The email and the wrapped data key are not left in freed pages of
+    // the database file either. (This demo was not started again after the
+    // deletion: a start makes alice anew, with her email.)
+    assert_not_on_disk(data.path(), "the email", traces.email.as_bytes());
+    assert_not_on_disk(data.path(), "the wrapped data key", &wrapped_key);
 }
 
 /// The process is killed (SIGKILL, by a failpoint) at each step of a

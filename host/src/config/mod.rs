@@ -56,9 +56,14 @@ pub struct Config {
     /// Lifetime of API tokens.
     pub token_ttl_seconds: u64,
     /// The master key (base64 of 32 bytes) that wraps every user's data
-    /// key. When absent, `<data_dir>/master.key` is used, and created with
-    /// mode 0600 on first start.
+    /// key: best given from a secret store (`QUARRY_MASTER_KEY`).
     pub master_key: Option<String>,
+    /// Or a file holding it, outside the data folder (so that a copy of
+    /// the folder does not hold the key to its records), created with
+    /// mode 0600 on first start. With neither, only a data folder that
+    /// already holds `master.key` (made by an older version) starts, with
+    /// a warning.
+    pub master_key_file: Option<PathBuf>,
     pub upstream: UpstreamConfig,
     /// Ceilings for every connector call.
     pub sandbox: SandboxLimits,
@@ -91,6 +96,7 @@ impl Default for Config {
             allow_plain_http: false,
             token_ttl_seconds: 3600,
             master_key: None,
+            master_key_file: None,
             upstream: UpstreamConfig::default(),
             sandbox: SandboxLimits::default(),
             limits: RateLimits::default(),
@@ -209,6 +215,18 @@ impl Config {
         );
         if let Some(sso) = &self.dashboard.sso {
             sso.validate()?;
+        }
+        ensure!(
+            self.master_key.is_none() || self.master_key_file.is_none(),
+            "give master_key or master_key_file, not both"
+        );
+        if let Some(file) = &self.master_key_file {
+            ensure!(
+                !file.starts_with(&self.data_dir) || self.data_dir.as_os_str().is_empty(),
+                "master_key_file must be outside the data folder {} (a copy of the folder would \
+                 hold the key to its records)",
+                self.data_dir.display()
+            );
         }
         self.storage.validate(self.master_key.as_deref())?;
         Ok(())

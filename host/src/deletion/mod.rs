@@ -12,6 +12,9 @@
 //!    (`crate::user_data`: archive, index, history, idempotency records, profile,
 //!    grants, webhooks, API tokens, counters, sessions...), queues the
 //!    signed `user.deleted` event, and ends the job.
+//! 5. The removed records are purged from the data files (`Store::purge_removed`:
+//!    the embedded file is rewritten without them), so that no copy of the
+//!    profile, the email or the wrapped key is left in freed pages.
 //!
 //! A process killed anywhere in between leaves the job for whoever finds it
 //! first: this process at its next start, or another replica, whose sweep
@@ -102,6 +105,8 @@ pub struct Deletions {
     blocked: RwLock<HashSet<String>>,
     /// This replica's id (see `Job::runner`).
     replica: String,
+    /// Held while the data files are purged (see [`Deletions::purge`]).
+    purging: tokio::sync::Mutex<()>,
 }
 
 impl Deletions {
@@ -123,6 +128,7 @@ impl Deletions {
             user_data,
             blocked: RwLock::default(),
             replica,
+            purging: tokio::sync::Mutex::default(),
         })
     }
 
@@ -160,7 +166,8 @@ impl Deletions {
     /// (it was restarted) and those whose lease ran out (a job whose runner
     /// is alive is left to it).
     pub async fn finish_unfinished(&self) -> Result<()> {
-        self.adopt_unfinished(Adopt::AtStart).await
+        self.adopt_unfinished(Adopt::AtStart).await?;
+        self.purge().await
     }
 
     /// Adopts and finishes the unfinished jobs that `when` allows.
@@ -251,6 +258,7 @@ impl Deletions {
             failpoint("deletion:key-destroyed");
         }
         let report = self.remove_everything(&job)?;
+        self.purge().await?;
         self.webhooks.wake();
         tracing::info!(user = user_id, "user deleted");
         Ok(report)
@@ -371,11 +379,25 @@ impl Deletions {
         self.webhooks
             .enqueue_in(&mut txn, "user.deleted", data, &targets)?;
         txn.remove(&DELETIONS, user_id)?;
+        self.store.mark_for_purge_in(&mut txn)?;
         txn.commit()?;
         // What memory holds of the user goes after the commit.
         self.store.forget_data_key(user_id);
         self.archive.forget(user_id);
         Ok(report)
+    }
+
+    /// The removed records leave the files too (the embedded store is
+    /// rewritten without them), before the deletion is reported done; a
+    /// purge a crash interrupted is done at the next start
+    /// ([`Deletions::finish_unfinished`]). Deletions that end together
+    /// share one purge.
+    async fn purge(&self) -> Result<()> {
+        let _one_at_a_time = self.purging.lock().await;
+        let store = self.store.clone();
+        tokio::task::spawn_blocking(move || store.purge_removed())
+            .await?
+            .context("purging the deleted records from the data files")
     }
 
     fn load_in(&self, txn: &impl Records, user_id: &str) -> Result<Option<Job>> {

@@ -49,6 +49,7 @@ pub(super) fn server_config(
         r#"
 listen = "{listen}"
 data_dir = "{data}"
+master_key_file = "{master_key}"
 plugins_dir = "{plugins}"
 [tls]
 cert = "{cert}"
@@ -64,6 +65,7 @@ minute = 100000
 day = 1000000
 "#,
         data = data.join("server").display(),
+        master_key = data.join("master.key").display(),
         plugins = plugins.display(),
         cert = tls.cert.display(),
         key = tls.key.display(),

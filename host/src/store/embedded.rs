@@ -1,23 +1,36 @@
 //! The embedded backend: one redb database file, one table per space,
 //! byte keys and values.
+//!
+//! redb never overwrites a freed page in place: a record removed (a deleted
+//! user's profile, email, wrapped data key) stays readable in the file
+//! until its page happens to be reused. A purge (`Backend::purge_removed`) is how removed
+//! records really leave the disk: the live records are copied into a new
+//! file, which then replaces the old one.
 
-use std::path::Path;
+use std::ops::Bound;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use anyhow::{Context, Result};
 use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition, TableError, TableHandle};
 
-use super::records::{Backend, Flow, RawRange, RawRead, RawWrite, Visitor};
+use super::records::{Backend, Flow, RawRange, RawRead, RawWrite, Records, Visitor, Writer};
 
 fn table(space: &str) -> TableDefinition<'_, &'static [u8], &'static [u8]> {
     TableDefinition::new(space)
 }
 
 pub struct Redb {
-    db: Database,
+    path: PathBuf,
+    /// The open file; [`Redb::rewrite`] swaps in a new one. Transactions
+    /// keep the database they began on alive.
+    db: Mutex<Arc<Database>>,
 }
 
 impl Redb {
     pub fn open(path: &Path) -> Result<Redb> {
+        // A rewrite that a crash interrupted left its unfinished copy.
+        let _ = std::fs::remove_file(rewrite_path(path));
         let db = Database::create(path).with_context(|| {
             format!(
                 "opening {} (is another quarry process using this data folder?)",
@@ -25,21 +38,93 @@ impl Redb {
             )
         })?;
         super::legacy::upgrade(&db)?;
-        Ok(Redb { db })
+        Ok(Redb {
+            path: path.to_path_buf(),
+            db: Mutex::new(Arc::new(db)),
+        })
     }
+
+    fn current(&self) -> MutexGuard<'_, Arc<Database>> {
+        self.db.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A write transaction on the current file. A writer that waited for
+    /// the writer lock while a rewrite replaced the file must not write to
+    /// the old one: it starts again on the new.
+    fn begin_write(&self) -> Result<(Arc<Database>, redb::WriteTransaction)> {
+        loop {
+            let db = self.current().clone();
+            let txn = db.begin_write()?;
+            if Arc::ptr_eq(&db, &self.current()) {
+                return Ok((db, txn));
+            }
+        }
+    }
+
+    /// Puts a copy of the records `txn` sees (every space of `spaces`) in
+    /// the file's place, so that nothing removed survives in the data
+    /// folder. `txn` holds the writer lock on the old file meanwhile, so
+    /// no commit is lost; readers go on with their snapshots of the old
+    /// one. A crash at any moment leaves the old file or the new one in
+    /// place, each whole.
+    fn replace_with_copy(&self, txn: &Writer, spaces: &[String]) -> Result<()> {
+        let temp = rewrite_path(&self.path);
+        let _ = std::fs::remove_file(&temp);
+        let fresh =
+            Database::create(&temp).with_context(|| format!("creating {}", temp.display()))?;
+        copy_all(txn, spaces, &fresh)?;
+        std::fs::rename(&temp, &self.path)
+            .with_context(|| format!("replacing {}", self.path.display()))?;
+        sync_parent(&self.path)?;
+        *self.current() = Arc::new(fresh);
+        Ok(())
+    }
+}
+
+/// Where a rewrite builds the new file, beside the old.
+fn rewrite_path(path: &Path) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(".rewrite");
+    path.with_file_name(name)
+}
+
+/// Every record of `spaces` that `from` sees into `to`, in one commit.
+fn copy_all(from: &Writer, spaces: &[String], to: &Database) -> Result<()> {
+    let out = to.begin_write()?;
+    for space in spaces {
+        let mut target = out.open_table(table(space))?;
+        let everything = (Bound::Unbounded, Bound::Unbounded);
+        from.raw().scan(space, everything, &mut |key, value| {
+            target.insert(key, value)?;
+            Ok(Flow::Continue)
+        })?;
+    }
+    out.commit()?;
+    Ok(())
+}
+
+/// Makes a rename in `path`'s folder durable.
+fn sync_parent(path: &Path) -> Result<()> {
+    let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
+    let dir = std::fs::File::open(parent.unwrap_or(Path::new(".")))?;
+    dir.sync_all()?;
+    Ok(())
 }
 
 impl Backend for Redb {
     fn read(&self) -> Result<Box<dyn RawRead>> {
-        Ok(Box::new(ReadTxn(self.db.begin_read()?)))
+        let db = self.current().clone();
+        let txn = db.begin_read()?;
+        Ok(Box::new(ReadTxn(txn, db)))
     }
 
     fn write(&self) -> Result<Box<dyn RawWrite>> {
-        Ok(Box::new(WriteTxn(self.db.begin_write()?)))
+        let (db, txn) = self.begin_write()?;
+        Ok(Box::new(WriteTxn(txn, db)))
     }
 
     fn spaces(&self) -> Result<Vec<String>> {
-        let txn = self.db.begin_read()?;
+        let txn = self.current().begin_read()?;
         Ok(txn.list_tables()?.map(|t| t.name().to_string()).collect())
     }
 
@@ -47,9 +132,22 @@ impl Backend for Redb {
         // redb locks its file: no other process has it open.
         true
     }
+
+    /// The file is rewritten (see [`Redb::replace_with_copy`]): redb
+    /// leaves freed pages as they were.
+    fn purge_removed(&self, last: &mut dyn FnMut(&mut Writer) -> Result<()>) -> Result<()> {
+        let (db, txn) = self.begin_write()?;
+        let spaces: Vec<String> = txn.list_tables()?.map(|t| t.name().to_string()).collect();
+        let mut txn = Writer::new(Box::new(WriteTxn(txn, db)));
+        last(&mut txn)?;
+        self.replace_with_copy(&txn, &spaces)
+        // `txn` ends uncommitted: writers that waited for the old file
+        // find it replaced and begin again on the new one.
+    }
 }
 
-struct ReadTxn(redb::ReadTransaction);
+/// A snapshot, and the database it was taken from (kept open for it).
+struct ReadTxn(redb::ReadTransaction, #[allow(dead_code)] Arc<Database>);
 
 impl RawRead for ReadTxn {
     fn get(&self, space: &str, key: &[u8]) -> Result<Option<Vec<u8>>> {
@@ -70,7 +168,7 @@ impl RawRead for ReadTxn {
     }
 }
 
-struct WriteTxn(redb::WriteTransaction);
+struct WriteTxn(redb::WriteTransaction, #[allow(dead_code)] Arc<Database>);
 
 impl RawRead for WriteTxn {
     fn get(&self, space: &str, key: &[u8]) -> Result<Option<Vec<u8>>> {

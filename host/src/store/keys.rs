@@ -23,21 +23,37 @@ pub struct MasterKey(Aes256Gcm);
 
 impl MasterKey {
     /// The configured key (base64 of 32 bytes), or the key file in the data
-    /// folder, created with mode 0600 when missing.
+    /// folder, created with mode 0600 when missing (tests, and data
+    /// folders made before `master_key_file`; the server resolves its
+    /// configuration with [`MasterKey::from_base64`] and [`MasterKey::from_file`]).
     pub fn load(configured: Option<&str>, data_dir: &Path) -> Result<MasterKey> {
-        let bytes = match configured {
-            Some(text) => B64
-                .decode(text.trim())
-                .context("master_key is not base64")?,
-            None => key_file(&data_dir.join("master.key"))?,
-        };
+        match configured {
+            Some(text) => MasterKey::from_base64(text),
+            None => MasterKey::from_file(&data_dir.join("master.key")),
+        }
+    }
+
+    /// A key given as base64 of 32 bytes (`master_key`).
+    pub fn from_base64(text: &str) -> Result<MasterKey> {
+        let bytes = B64
+            .decode(text.trim())
+            .context("master_key is not base64")?;
+        MasterKey::from_bytes(&bytes)
+    }
+
+    /// The key in a file (base64), created with mode 0600 when missing.
+    pub fn from_file(path: &Path) -> Result<MasterKey> {
+        MasterKey::from_bytes(&key_file(path)?)
+    }
+
+    fn from_bytes(bytes: &[u8]) -> Result<MasterKey> {
         ensure!(
             bytes.len() == 32,
             "the master key must be 32 bytes, not {}",
             bytes.len()
         );
         Ok(MasterKey(Aes256Gcm::new(Key::<Aes256Gcm>::from_slice(
-            &bytes,
+            bytes,
         ))))
     }
 

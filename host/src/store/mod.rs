@@ -45,13 +45,21 @@ pub use self::idempotency::{
     ClaimOutcome, IDEMPOTENCY_LEASE_SECONDS, IDEMPOTENCY_TTL_SECONDS, IdempotencyRecord,
     RequestState,
 };
-use self::keys::{DataKey, MasterKey};
+use self::keys::DataKey;
+pub use self::keys::MasterKey;
 pub use self::postgres::PostgresConfig;
-use self::records::{Backend, Bytes, Reader, Records, Space, Text, Writer};
+use self::records::{Backend, Bytes, Reader, Records, Space, Text, Unit, Writer};
 pub use self::user_data::{Counted, UserData};
 
 /// `user` → their data key, wrapped by the master key.
 const DATA_KEYS: Space<Text, Bytes> = Space::new("data_keys");
+
+/// One record, `pending`, while records removed by a deletion may still be
+/// readable in the backend's files; [`Store::purge_removed`] clears it.
+/// Written in the deletion's own commit, so that a crash before the purge
+/// leaves it for the next start.
+pub(crate) const PURGE: Space<Text, Unit> = Space::new("purge");
+const PURGE_PENDING: &str = "pending";
 
 pub struct Store {
     backend: Box<dyn Backend>,
@@ -62,11 +70,17 @@ pub struct Store {
 
 impl Store {
     /// Opens (or creates) `<data_dir>/quarry.redb`.
+    /// The master key is `master_key`, or else the key file in the data
+    /// folder (see [`MasterKey::load`]).
     pub fn open(data_dir: &Path, master_key: Option<&str>) -> Result<Store> {
+        Store::open_with(data_dir, MasterKey::load(master_key, data_dir)?)
+    }
+
+    /// Opens (or creates) `<data_dir>/quarry.redb`, with this master key.
+    pub fn open_with(data_dir: &Path, master: MasterKey) -> Result<Store> {
         std::fs::create_dir_all(data_dir)
             .with_context(|| format!("creating {}", data_dir.display()))?;
         let backend = embedded::Redb::open(&data_dir.join("quarry.redb"))?;
-        let master = MasterKey::load(master_key, data_dir)?;
         Ok(Store::with_backend(Box::new(backend), master))
     }
 
@@ -108,6 +122,32 @@ impl Store {
         self.backend.exclusive()
     }
 
+    /// Notes, in `txn`, that it removes records that must leave the disk
+    /// ([`Store::purge_removed`] then does it, now or at the next start).
+    pub fn mark_for_purge_in(&self, txn: &mut Writer) -> Result<()> {
+        txn.put(&PURGE, PURGE_PENDING, ())
+    }
+
+    /// Whether a purge is due (a deletion committed since the last one).
+    pub fn purge_pending(&self) -> Result<bool> {
+        self.read()?.contains(&PURGE, PURGE_PENDING)
+    }
+
+    /// Makes the records removed since the last purge unreadable from the
+    /// data folder's files (the embedded file is rewritten without them;
+    /// see [`Backend::purge_removed`]), when one is due. The marker goes
+    /// with the purge: a commit that marks after it began waits for it
+    /// (the purge holds the writer lock) and is purged by the next one.
+    pub fn purge_removed(&self) -> Result<()> {
+        if !self.purge_pending()? {
+            return Ok(());
+        }
+        self.backend.purge_removed(&mut |txn| {
+            txn.remove(&PURGE, PURGE_PENDING)?;
+            Ok(())
+        })
+    }
+
     /// The key that wraps data keys, for records that outlive a user's key.
     pub fn master(&self) -> &MasterKey {
         &self.master
@@ -137,6 +177,12 @@ impl Store {
     }
 
     /// The user's data key, unwrapped (and cached in memory).
+    /// The user's data key as stored (wrapped by the master key), for the
+    /// tests that check it leaves the disk with the user.
+    pub fn wrapped_data_key(&self, user_id: &str) -> Result<Option<Vec<u8>>> {
+        self.read()?.get(&DATA_KEYS, user_id)
+    }
+
     pub fn data_key(&self, user_id: &str) -> Result<Arc<DataKey>> {
         if let Some(key) = self.data_keys.lock().expect("key cache").get(user_id) {
             return Ok(key.clone());

@@ -28,6 +28,16 @@ pub trait Backend: Send + Sync {
     /// Whether this process is the only one using the records (an embedded
     /// file), so that any job it finds unfinished at start was abandoned.
     fn exclusive(&self) -> bool;
+    /// Makes removed records unreadable from the backend's files, not just
+    /// unreachable (a deleted user's records must leave the disk), with
+    /// `last` (a final change, made in the purge's own write transaction)
+    /// applied. A backend with nothing of its own on this machine's disk
+    /// only commits `last`.
+    fn purge_removed(&self, last: &mut dyn FnMut(&mut Writer) -> Result<()>) -> Result<()> {
+        let mut txn = Writer::new(self.write()?);
+        last(&mut txn)?;
+        txn.commit()
+    }
 }
 
 /// Raw byte bounds of a scan.
