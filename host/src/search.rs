@@ -134,6 +134,7 @@ impl Search {
     /// telling `progress` (if any) as each connector answers.
     pub async fn run(
         &self,
+        user_id: &str,
         question: &str,
         connectors: Vec<(String, Grant)>,
         max_results: usize,
@@ -148,7 +149,7 @@ impl Search {
             job
         });
         let gathered = self
-            .gather(connectors, &request, job.as_mut(), progress)
+            .gather(user_id, connectors, &request, job.as_mut(), progress)
             .await;
         self.metrics.observe_stage("connectors", started.elapsed());
 
@@ -187,6 +188,7 @@ impl Search {
     /// records first, within the query's embedding budget.
     async fn gather(
         &self,
+        user_id: &str,
         connectors: Vec<(String, Grant)>,
         request: &SearchRequest,
         mut job: Option<&mut Job>,
@@ -201,7 +203,9 @@ impl Search {
         let mut calls: FuturesUnordered<_> = connectors
             .into_iter()
             .enumerate()
-            .map(|(slot, (id, grant))| async move { (slot, self.call(id, grant, request).await) })
+            .map(|(slot, (id, grant))| async move {
+                (slot, self.call(user_id, id, grant, request).await)
+            })
             .collect();
         while let Some((slot, (id, result))) = calls.next().await {
             if let Ok(documents) = &result {
@@ -240,6 +244,7 @@ impl Search {
     /// One connector's search, within the query's per-connector deadline.
     async fn call(
         &self,
+        user_id: &str,
         id: String,
         grant: Grant,
         base: &SearchRequest,
@@ -261,7 +266,7 @@ impl Search {
         let result = match tokio::time::timeout(
             self.deadline,
             self.registry
-                .search(&id, &request, Some(grant.access_token)),
+                .search_for(Some(user_id), &id, &request, Some(grant.access_token)),
         )
         .await
         {

@@ -116,7 +116,7 @@ pub async fn ask(
     };
     let answer = app
         .search
-        .run(query, connectors, max_results, progress)
+        .run(user_id, query, connectors, max_results, progress)
         .await?;
     let archived = archive(app, user_id, query, &answer).await?;
     let rendered = render(query, &answer);

@@ -138,9 +138,22 @@ impl Registry {
         self.problems.read().expect("registry lock").clone()
     }
 
-    /// Runs one search on the connector `id` as it is loaded now.
+    /// Runs one search on the connector `id` as it is loaded now, outside
+    /// any user's share of the slots (tools and tests).
     pub async fn search(
         &self,
+        id: &str,
+        request: &SearchRequest,
+        credential: Option<Secret>,
+    ) -> Result<Vec<Document>, ConnectorError> {
+        self.search_for(None, id, request, credential).await
+    }
+
+    /// Runs one search on the connector `id` for `user`, within their share
+    /// of the connector slots.
+    pub async fn search_for(
+        &self,
+        user: Option<&str>,
         id: &str,
         request: &SearchRequest,
         credential: Option<Secret>,
@@ -157,6 +170,7 @@ impl Registry {
                 connector.manifest.clone(),
                 request,
                 credential,
+                user,
             )
             .await
     }

@@ -51,6 +51,9 @@ pub struct RuntimeConfig {
     pub cache_dir: Option<PathBuf>,
     /// Connector calls that may run at once; more wait for a slot.
     pub max_concurrent_calls: u32,
+    /// Of those, the most one user's calls may hold (their queries wait
+    /// for their own share, not everyone's slots).
+    pub max_concurrent_calls_per_user: u32,
     /// The operator's ceilings for every connector.
     pub limits: SandboxLimits,
     pub network: NetworkConfig,
@@ -61,6 +64,7 @@ impl Default for RuntimeConfig {
         RuntimeConfig {
             cache_dir: None,
             max_concurrent_calls: 128,
+            max_concurrent_calls_per_user: 32,
             limits: SandboxLimits::default(),
             network: NetworkConfig::default(),
         }
@@ -78,6 +82,8 @@ struct Inner {
     linker: Linker<CallState>,
     upstream: Upstream,
     slots: Semaphore,
+    /// Each user's share of `slots`.
+    shares: Shares,
     limits: SandboxLimits,
     cache_dir: Option<PathBuf>,
     ticker_stop: Arc<AtomicBool>,
@@ -138,6 +144,7 @@ impl Runtime {
                 linker,
                 upstream: Upstream::new(&config.network)?,
                 slots: Semaphore::new(config.max_concurrent_calls as usize),
+                shares: Shares::new(config.max_concurrent_calls_per_user),
                 limits: config.limits,
                 cache_dir: config.cache_dir,
                 ticker_stop,
@@ -292,15 +299,21 @@ impl Runtime {
         inspection
     }
 
-    /// Runs one search in a fresh sandbox.
+    /// Runs one search in a fresh sandbox, for `owner` (a user, whose calls
+    /// hold at most their share of the slots; `None`: tools and tests).
     pub async fn search(
         &self,
         component: &LoadedComponent,
         manifest: Arc<Manifest>,
         request: &SearchRequest,
         credential: Option<Secret>,
+        owner: Option<&str>,
     ) -> Result<Vec<Document>, ConnectorError> {
         let inner = &self.inner;
+        let _share = match owner {
+            Some(user) => Some(inner.shares.acquire(user).await),
+            None => None,
+        };
         let _slot = inner
             .slots
             .acquire()
@@ -313,6 +326,7 @@ impl Runtime {
             CallState::new(inner.upstream.clone(), manifest, limits, credential),
         );
         store.limiter(|state| &mut state.limiter);
+        store.set_hostcall_fuel(HOSTCALL_BYTES);
         let deadline = Instant::now() + limits.call_timeout();
         store.set_epoch_deadline(1);
         store.epoch_deadline_callback(move |_| {
@@ -382,6 +396,43 @@ fn trap_error(
     )
 }
 
+/// Each user's share of the connector slots: one user's burst of queries
+/// waits on its own share while everyone else's calls go on.
+struct Shares {
+    per_user: u32,
+    by_user: std::sync::Mutex<std::collections::HashMap<String, Arc<Semaphore>>>,
+}
+
+/// Users whose idle shares are forgotten past this many (bounded memory).
+const SHARES_KEPT: usize = 1024;
+
+impl Shares {
+    fn new(per_user: u32) -> Shares {
+        Shares {
+            per_user: per_user.max(1),
+            by_user: std::sync::Mutex::default(),
+        }
+    }
+
+    async fn acquire(&self, user: &str) -> tokio::sync::OwnedSemaphorePermit {
+        let share = {
+            let mut by_user = self.by_user.lock().unwrap_or_else(|e| e.into_inner());
+            if by_user.len() >= SHARES_KEPT {
+                // A share nobody holds a permit of is only its map entry.
+                by_user.retain(|_, share| Arc::strong_count(share) > 1);
+            }
+            by_user
+                .entry(user.to_string())
+                .or_insert_with(|| Arc::new(Semaphore::new(self.per_user as usize)))
+                .clone()
+        };
+        share
+            .acquire_owned()
+            .await
+            .expect("the semaphore is never closed")
+    }
+}
+
 fn root_cause(error: &wasmtime::Error) -> String {
     match error.downcast_ref::<wasmtime::Trap>() {
         Some(trap) => trap.to_string(),
@@ -420,6 +471,11 @@ fn engine_config(config: &RuntimeConfig) -> Result<Config> {
 }
 
 const MAX_TABLE_ELEMENTS_POOL: usize = 200_000;
+/// Most bytes the host copies out of a connector in one crossing (a fetch,
+/// a batch of fetches, a log line): a batch of 16 requests at the policy's
+/// largest body is about 4 MiB. wasmtime's default (128 MiB per crossing,
+/// in every slot at once) is left to no connector.
+const HOSTCALL_BYTES: usize = 16 << 20;
 /// Bytes of each linear memory, table and async stack kept resident
 /// between calls (see `engine_config`).
 const KEEP_RESIDENT_BYTES: usize = 2 << 20;

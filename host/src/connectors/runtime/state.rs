@@ -36,10 +36,7 @@ impl CallState {
     ) -> CallState {
         CallState {
             upstream,
-            limiter: MemoryLimiter {
-                memory_bytes: limits.memory_bytes as usize,
-                exceeded: false,
-            },
+            limiter: MemoryLimiter::new(limits.memory_bytes as usize),
             budget: FetchBudget {
                 manifest,
                 limits,
@@ -156,11 +153,25 @@ impl WasiView for CallState {
     }
 }
 
-/// Caps a call's linear memory and tables. Going over traps the guest
-/// (rather than failing `memory.grow`) so the cause is reported clearly.
+/// Caps a call's linear memories, all of them together (a component made
+/// by componentize-py or jco holds several), and its tables. Going over
+/// traps the guest (rather than failing `memory.grow`) so the cause is
+/// reported clearly.
 pub struct MemoryLimiter {
     memory_bytes: usize,
+    /// Bytes of every linear memory of the call, added up.
+    in_use: usize,
     pub exceeded: bool,
+}
+
+impl MemoryLimiter {
+    pub fn new(memory_bytes: usize) -> MemoryLimiter {
+        MemoryLimiter {
+            memory_bytes,
+            in_use: 0,
+            exceeded: false,
+        }
+    }
 }
 
 /// Most table elements a connector may have (function references).
@@ -169,17 +180,20 @@ const MAX_TABLE_ELEMENTS: usize = 200_000;
 impl wasmtime::ResourceLimiter for MemoryLimiter {
     fn memory_growing(
         &mut self,
-        _current: usize,
+        current: usize,
         desired: usize,
         _maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
-        if desired > self.memory_bytes {
+        // A new memory grows from 0 to its initial size through here too.
+        let total = self.in_use.saturating_sub(current).saturating_add(desired);
+        if total > self.memory_bytes {
             self.exceeded = true;
             return Err(wasmtime::Error::msg(format!(
-                "memory limit exceeded: the connector asked for {desired} bytes, the limit is {}",
+                "memory limit exceeded: the connector asked for {total} bytes in all, the limit is {}",
                 self.memory_bytes
             )));
         }
+        self.in_use = total;
         Ok(true)
     }
 
