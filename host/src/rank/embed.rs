@@ -30,6 +30,9 @@ pub trait Embedder: Send + Sync {
     fn cached(&self, _text: &str) -> Option<Vec<f32>> {
         None
     }
+    /// Drops every vector kept in memory (a deleted user's passages must
+    /// not outlive them, even as vectors).
+    fn forget_cached(&self) {}
 }
 
 /// The folder `tools/fetch-model` fills.
@@ -190,6 +193,11 @@ impl<E: Embedder> Embedder for Cached<E> {
             .cloned()
     }
 
+    fn forget_cached(&self) {
+        self.vectors.lock().expect("embedding cache").clear();
+        self.inner.forget_cached();
+    }
+
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
         let keys: Vec<[u8; 32]> = texts
             .iter()
@@ -294,6 +302,15 @@ mod tests {
             .join("..")
             .join(DEFAULT_MODEL_DIR);
         MiniLm::load(&dir).expect("run tools/fetch-model first")
+    }
+
+    #[test]
+    fn forgetting_the_cache_drops_every_vector() {
+        let cached = Cached::new(HashedWords::new(16), 100);
+        cached.embed(&["checkout timeouts"]).unwrap();
+        assert!(cached.cached("checkout timeouts").is_some());
+        cached.forget_cached();
+        assert!(cached.cached("checkout timeouts").is_none());
     }
 
     #[test]

@@ -164,6 +164,14 @@ impl Scheduler {
         self.shared.primary.name()
     }
 
+    /// Drops the vectors every embedder keeps in memory (a deletion).
+    pub fn forget_cached(&self) {
+        self.shared.primary.forget_cached();
+        if let Some(fallback) = &self.shared.fallback {
+            fallback.forget_cached();
+        }
+    }
+
     pub fn dimensions(&self) -> usize {
         self.shared.primary.dimensions()
     }
