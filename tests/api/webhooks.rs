@@ -429,3 +429,68 @@ async fn wait_for_log(demo: &Demo, text: &str) {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
+
+/// A TCP server that accepts connections and never answers: a webhook
+/// target that holds each delivery until the server's timeout.
+struct Tarpit {
+    port: u16,
+    accepted: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl Tarpit {
+    async fn start() -> Tarpit {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let accepted = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counter = accepted.clone();
+        tokio::spawn(async move {
+            let mut held = Vec::new();
+            while let Ok((socket, _)) = listener.accept().await {
+                counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                held.push(socket);
+            }
+        });
+        Tarpit { port, accepted }
+    }
+
+    fn accepted(&self) -> usize {
+        self.accepted.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+/// One user's endpoint that never answers, fed a stream of test events,
+/// holds at most its share of each delivery pass (2 attempts): another
+/// user's event goes out in the next pass at the latest, while the tarpit
+/// has taken at most two passes' share, not after the whole stream timed
+/// out (when one registration could take every worker, the tarpit took 8
+/// at once and the other user's event waited behind all 24).
+#[tokio::test]
+async fn a_tarpit_webhook_does_not_hold_up_other_users_deliveries() {
+    let demo = Demo::options()
+        .envs(&GENEROUS)
+        .env("QUARRY_WEBHOOKS__TIMEOUT_MS", "5000")
+        .start();
+    let tarpit = Tarpit::start().await;
+    let stalled = register_ok(&demo, &format!("http://127.0.0.1:{}/hook", tarpit.port)).await;
+    let receiver = Receiver::start(ReceiverOptions::default());
+    let bobs = register(&demo, demo.bob(), json!({ "url": receiver.url() })).await;
+    bobs.expect(201, None);
+    receiver.set_secrets(&[&secret_of(&bobs.body)]);
+    for _ in 0..24 {
+        send_test(&demo, demo.alice(), &id_of(&stalled))
+            .await
+            .expect(202, None);
+    }
+    send_test(&demo, demo.bob(), &id_of(&bobs.body))
+        .await
+        .expect(202, None);
+    let deliveries = receiver
+        .wait_until("bob's test event", PATIENCE, |d| !d.is_empty())
+        .await;
+    assert_verified(&deliveries[0]);
+    let held = tarpit.accepted();
+    assert!(
+        held <= 4,
+        "alice's endpoint took {held} deliveries before bob's went out; at most 2 a pass are hers"
+    );
+}
