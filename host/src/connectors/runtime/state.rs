@@ -209,7 +209,25 @@ impl wasmtime::ResourceLimiter for MemoryLimiter {
 
 #[cfg(test)]
 mod tests {
-    use super::one_line;
+    use super::{MemoryLimiter, one_line};
+    use wasmtime::ResourceLimiter;
+
+    #[test]
+    fn the_memory_limit_covers_every_memory_of_a_call_together() {
+        const MIB: usize = 1 << 20;
+        let mut limiter = MemoryLimiter::new(10 * MIB);
+        // Two memories of 4 MiB fit; growing either past the sum does not.
+        assert!(limiter.memory_growing(0, 4 * MIB, None).unwrap());
+        assert!(limiter.memory_growing(0, 4 * MIB, None).unwrap());
+        assert!(limiter.memory_growing(4 * MIB, 6 * MIB, None).is_err());
+        assert!(limiter.exceeded);
+        // Within the sum, a memory still grows.
+        let mut limiter = MemoryLimiter::new(10 * MIB);
+        assert!(limiter.memory_growing(0, 4 * MIB, None).unwrap());
+        assert!(limiter.memory_growing(0, 4 * MIB, None).unwrap());
+        assert!(limiter.memory_growing(4 * MIB, 5 * MIB, None).unwrap());
+        assert!(!limiter.exceeded);
+    }
 
     #[test]
     fn a_connectors_message_cannot_forge_log_lines() {
