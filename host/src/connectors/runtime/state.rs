@@ -216,10 +216,11 @@ mod tests {
     fn the_memory_limit_covers_every_memory_of_a_call_together() {
         const MIB: usize = 1 << 20;
         let mut limiter = MemoryLimiter::new(10 * MIB);
-        // Two memories of 4 MiB fit; growing either past the sum does not.
+        // Two memories of 4 MiB fit; growing one so that they pass 10 MiB
+        // together does not.
         assert!(limiter.memory_growing(0, 4 * MIB, None).unwrap());
         assert!(limiter.memory_growing(0, 4 * MIB, None).unwrap());
-        assert!(limiter.memory_growing(4 * MIB, 6 * MIB, None).is_err());
+        assert!(limiter.memory_growing(4 * MIB, 7 * MIB, None).is_err());
         assert!(limiter.exceeded);
         // Within the sum, a memory still grows.
         let mut limiter = MemoryLimiter::new(10 * MIB);
