@@ -63,6 +63,8 @@ async fn killed_at_random_under_load_the_server_keeps_what_it_acknowledged() {
     let load = Load::new(config(seed));
     let data = tempfile::tempdir().unwrap();
     let mut demo = options(&load, data.path(), seed).start();
+    // The servers' ERROR lines, printed when an invariant breaks.
+    let mut errors = Vec::new();
     load.attach(&demo).await;
     load.start_workers();
     for kill in 0..kills() {
@@ -78,6 +80,7 @@ async fn killed_at_random_under_load_the_server_keeps_what_it_acknowledged() {
         });
         tokio::time::sleep(running).await;
         demo.stop();
+        errors.extend(error_lines(&demo));
         load.detach();
         if let Some(deletion) = deletion {
             let _ = deletion.await;
@@ -89,12 +92,24 @@ async fn killed_at_random_under_load_the_server_keeps_what_it_acknowledged() {
     load.stop_workers().await;
     let mut report = load.verify().await;
     demo.stop();
+    errors.extend(error_lines(&demo));
     load.verify_store(data.path(), &mut report);
     eprintln!("{}", describe(&load.summary(), &report, seed));
     assert!(
         report.passed(),
-        "an invariant broke; QUARRY_CRASH_SEED={seed} repeats the choices:\n{report}"
+        "an invariant broke; QUARRY_CRASH_SEED={seed} repeats the choices:\n{report}\n\
+         the servers' errors:\n{}",
+        errors.join("\n")
     );
+}
+
+/// The lines of the server's log at level ERROR.
+fn error_lines(demo: &Demo) -> Vec<String> {
+    demo.log()
+        .lines()
+        .filter(|line| line.contains("ERROR"))
+        .map(str::to_string)
+        .collect()
 }
 
 fn describe(summary: &Summary, report: &Report, seed: u64) -> String {

@@ -103,6 +103,31 @@ pub async fn ask(
     idempotency: Option<(String, String)>,
     progress: Option<crate::search::ProgressSender>,
 ) -> Result<Asked, ApiError> {
+    let asked = answer(app, user_id, question, idempotency, progress).await;
+    match asked {
+        // The user's deletion began while the question was out (their
+        // records, the archive's among them, can no longer be written):
+        // refused as every later request of theirs is, not a server error.
+        Err(error)
+            if error.status == StatusCode::INTERNAL_SERVER_ERROR
+                && app.deletions.is_blocked(user_id) =>
+        {
+            Err(ApiError::unauthorized(
+                "this user's data was deleted while the query ran",
+                false,
+            ))
+        }
+        asked => asked,
+    }
+}
+
+async fn answer(
+    app: &App,
+    user_id: &str,
+    question: Question,
+    idempotency: Option<(String, String)>,
+    progress: Option<crate::search::ProgressSender>,
+) -> Result<Asked, ApiError> {
     let query = validate_question(&question.query)?;
     let max_results = validate_max_results(question.max_results)?;
     let connectors = resolve_connectors(app, user_id, question.connectors)?;
