@@ -78,13 +78,7 @@ struct Outcome {
 
 /// Runs schemathesis on the demo's document with these extra arguments,
 /// as the user whose token is `token`.
-fn run(
-    name: &'static str,
-    demo: &Demo,
-    token: &str,
-    base_url: &str,
-    args: &[&str],
-) -> Outcome {
+fn run(name: &'static str, demo: &Demo, token: &str, base_url: &str, args: &[&str]) -> Outcome {
     let reports = repo_root().join("target/schemathesis").join(name);
     let _ = std::fs::remove_dir_all(&reports);
     std::fs::create_dir_all(&reports).expect("the reports folder");

@@ -38,14 +38,19 @@ async fn form(
 /// Whether the document's schema of the form `POST path` takes `fields`.
 fn documented_form_allows(path: &str, fields: &[(&str, &str)]) -> bool {
     let document = &contract().document;
-    let schema = &document["paths"][path]["post"]["requestBody"]["content"]
-        ["application/x-www-form-urlencoded"]["schema"];
-    assert!(schema.is_object(), "the document describes POST {path}'s form");
+    let schema = &document["paths"][path]["post"]["requestBody"]["content"]["application/x-www-form-urlencoded"]
+        ["schema"];
+    assert!(
+        schema.is_object(),
+        "the document describes POST {path}'s form"
+    );
     let instance: Map<String, Value> = fields
         .iter()
         .map(|(name, value)| (name.to_string(), json!(value)))
         .collect();
-    contract().validate(schema, &Value::Object(instance)).is_ok()
+    contract()
+        .validate(schema, &Value::Object(instance))
+        .is_ok()
 }
 
 /// The document's forms refuse what the server refuses and allow what it
