@@ -37,9 +37,8 @@ async fn form(
 
 /// Whether the document's schema of the form `POST path` takes `fields`.
 fn documented_form_allows(path: &str, fields: &[(&str, &str)]) -> bool {
-    let document = &contract().document;
-    let schema = &document["paths"][path]["post"]["requestBody"]["content"]["application/x-www-form-urlencoded"]
-        ["schema"];
+    let body = &contract().document["paths"][path]["post"]["requestBody"];
+    let schema = &body["content"]["application/x-www-form-urlencoded"]["schema"];
     assert!(
         schema.is_object(),
         "the document describes POST {path}'s form"
