@@ -60,7 +60,9 @@ fn documented_form_allows(path: &str, fields: &[(&str, &str)]) -> bool {
 #[tokio::test]
 async fn the_documented_forms_refuse_what_the_server_refuses() {
     let demo = Demo::start(&[]);
-    let cases: [(&str, Vec<(&str, &str)>, u16); 7] = [
+    // (path, fields, the server's status)
+    type Case<'a> = (&'a str, Vec<(&'a str, &'a str)>, u16);
+    let cases: [Case<'_>; 7] = [
         (
             "/oauth/device_authorization",
             vec![("client_id", "Claude Desktop")],
