@@ -12,7 +12,7 @@
 //! - the `Content-Type` must be one the response declares, and a JSON body
 //!   must validate against its schema (OpenAPI 3.0 schemas converted to JSON
 //!   Schema draft 7: `#/components/schemas/X` becomes `#/definitions/X`,
-//!   `nullable: true` admits `null`).
+//!   `nullable: true` admits `null`); so must a YAML body, parsed.
 //!
 //! On top of the document, [`check_invariants`] holds every response to the
 //! rules the contract states in prose (the rate-limit headers on every
@@ -333,6 +333,16 @@ impl Contract {
                                 Ok(v) => v,
                                 Err(e) => {
                                     problems.push(format!("{at}: the body is not JSON: {e}"));
+                                    Value::Null
+                                }
+                            }
+                        } else if media.contains("yaml") {
+                            // A YAML body's schema describes the document
+                            // it holds, as for JSON (schemathesis reads it so).
+                            match serde_yaml_ng::from_slice::<Value>(body) {
+                                Ok(v) => v,
+                                Err(e) => {
+                                    problems.push(format!("{at}: the body is not YAML: {e}"));
                                     Value::Null
                                 }
                             }
