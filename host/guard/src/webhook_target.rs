@@ -37,6 +37,15 @@ pub fn check_url(raw: &str, policy: Policy) -> Result<Url, String> {
     }
     let url = Url::parse(raw.trim())
         .map_err(|e| format!("url is not an absolute URL ({e}); use https://host/path"))?;
+    // What is stored and checked again at every delivery is the URL as
+    // serialised, which can be longer than what was typed (a host name in
+    // Unicode becomes its `xn--` form): it must fit too, or a registration
+    // accepted here would be refused at each of its deliveries.
+    if url.as_str().len() > MAX_URL_CHARS {
+        return Err(format!(
+            "url must be at most {MAX_URL_CHARS} characters long (as an ASCII URL, with its host name in xn-- form)"
+        ));
+    }
     match url.scheme() {
         "https" => {}
         "http" if policy.allow_plain_http => {}
@@ -112,6 +121,21 @@ mod tests {
             assert!(error.contains("not a public address"), "{url}: {error}");
             assert!(check_url(url, LAX).is_ok(), "{url}");
         }
+    }
+
+    /// Found by the fuzz target `webhook_target`: a host name of short
+    /// Unicode labels grows in its `xn--` form, and the registration it
+    /// passed (its length counted as typed) was refused at each delivery,
+    /// which checks the URL as stored.
+    #[test]
+    fn a_url_accepted_at_registration_is_accepted_at_delivery() {
+        let unicode = format!("https://{}example.com/hook", "é.".repeat(400));
+        assert!(unicode.chars().count() <= MAX_URL_CHARS);
+        let error = check_url(&unicode, STRICT).unwrap_err();
+        assert!(error.starts_with("url must be at most"), "{error}");
+        let fits = format!("https://{}example.com/hook", "é.".repeat(100));
+        let url = check_url(&fits, STRICT).unwrap();
+        assert_eq!(check_url(url.as_str(), STRICT).unwrap(), url);
     }
 
     #[test]
