@@ -26,10 +26,7 @@ fuzz_target!(|data: &[u8]| {
 });
 
 fn check<T: Body>(data: &[u8], fields: &[&str], required: &[&str]) {
-    let error = match parse::<T>(data) {
-        Ok(_) => None,
-        Err(error) => Some(error),
-    };
+    let error = parse::<T>(data).err();
     let Some(entries) = object_entries(data) else {
         assert!(
             error.is_some(),
