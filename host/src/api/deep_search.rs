@@ -6,7 +6,6 @@ use std::time::Instant;
 
 use axum::extract::State;
 use axum::{Extension, Json};
-use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::error::ApiError;
@@ -14,36 +13,9 @@ use super::gate::Caller;
 use super::json::ApiJson;
 use super::query::validate_question;
 use crate::store::random_hex;
+use quarry_guard::bodies::DeepSearchBody;
 
 const DEFAULT_MAX_RESULTS: i64 = 20;
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct DeepSearchBody {
-    pub query: String,
-    #[serde(default, deserialize_with = "super::json::present")]
-    pub max_results: Option<i64>,
-    #[serde(default, deserialize_with = "super::json::present")]
-    pub date_from: Option<String>,
-    #[serde(default, deserialize_with = "super::json::present")]
-    pub date_to: Option<String>,
-}
-
-impl super::json::Body for DeepSearchBody {
-    fn expectation(field: &str) -> Option<&'static str> {
-        match field {
-            "query" => Some("query must be a string of 1 to 2000 characters"),
-            "max_results" => Some("max_results must be an integer between 1 and 50"),
-            "date_from" => {
-                Some("date_from must be an ISO 8601 date-time string, such as 2026-11-01T00:00:00Z")
-            }
-            "date_to" => {
-                Some("date_to must be an ISO 8601 date-time string, such as 2026-11-30T23:59:59Z")
-            }
-            _ => None,
-        }
-    }
-}
 
 pub async fn deep_search(
     State(archive): State<Arc<crate::archive::Archive>>,

@@ -6,7 +6,6 @@ use axum::Extension;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::App;
@@ -17,31 +16,11 @@ use super::json::ApiJson;
 use crate::archive::{OwnedChunk, Recording, Source};
 use crate::search::Answer;
 use crate::store::Grant;
+use quarry_guard::bodies::QueryBody;
 
 const MAX_QUERY_CHARS: usize = 2000;
 const MAX_CONNECTORS: usize = 50;
 const DEFAULT_MAX_RESULTS: i64 = 10;
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct QueryBody {
-    query: String,
-    #[serde(default, deserialize_with = "super::json::present")]
-    connectors: Option<Vec<String>>,
-    #[serde(default, deserialize_with = "super::json::present")]
-    max_results: Option<i64>,
-}
-
-impl super::json::Body for QueryBody {
-    fn expectation(field: &str) -> Option<&'static str> {
-        match field {
-            "query" => Some("query must be a string of 1 to 2000 characters"),
-            "connectors" => Some("connectors must be an array of 1 to 50 connector ids (strings)"),
-            "max_results" => Some("max_results must be an integer between 1 and 100"),
-            _ => None,
-        }
-    }
-}
 
 pub async fn query(
     State(app): State<App>,

@@ -9,7 +9,6 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
-use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::error::ApiError;
@@ -18,35 +17,7 @@ use super::json::ApiJson;
 use crate::calendar::rfc3339;
 use crate::webhooks::registrations::Registration;
 use crate::webhooks::{RegisterError, WEBHOOK_TEST};
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RegisterBody {
-    url: String,
-    #[serde(default, deserialize_with = "super::json::present")]
-    events: Option<Vec<String>>,
-}
-
-impl super::json::Body for RegisterBody {
-    fn expectation(field: &str) -> Option<&'static str> {
-        match field {
-            "url" => Some("url must be a string: the https URL that receives the events"),
-            "events" => Some("events must be an array of event names, such as [\"user.deleted\"]"),
-            _ => None,
-        }
-    }
-}
-
-/// The test endpoint takes no parameters: an empty body or `{}`.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TestBody {}
-
-impl super::json::Body for TestBody {
-    fn expectation(_field: &str) -> Option<&'static str> {
-        None
-    }
-}
+use quarry_guard::bodies::{RegisterBody, TestBody};
 
 pub async fn register(
     State(webhooks): State<Arc<crate::webhooks::Webhooks>>,

@@ -3,6 +3,7 @@
 //! - [`manifest`]: what a connector declares (`<id>.toml`);
 //! - [`pattern`], [`policy`], [`graphql`]: the fetch policy, the one choke
 //!   point every outgoing request passes;
+//! - [`credential`]: where the user's token goes once a request is admitted;
 //! - [`upstream`]: the HTTP client behind it (address checks after DNS,
 //!   redirects, caps, credential injection);
 //! - [`runtime`]: wasmtime: compiling, caching, instantiating and calling
@@ -10,12 +11,15 @@
 //! - [`registry`]: the plugins folder, loaded and hot-reloaded;
 //! - [`problem`]: what is wrong with a connector, as the load path finds it
 //!   (the registry refuses errors; `quarry connector check` lists them all).
+//!
+//! `manifest`, `pattern`, `policy`, `graphql` and `problem` are pure rules
+//! over untrusted input, so they live in the `quarry-guard` crate (fuzzed
+//! apart from the host, see its crate doc); they are re-exported here, where
+//! the rest of the host has always found them.
 
-pub mod graphql;
-pub mod manifest;
-pub mod pattern;
-pub mod policy;
-pub mod problem;
+pub use quarry_guard::{graphql, manifest, pattern, policy, problem};
+
+pub mod credential;
 pub mod registry;
 pub mod runtime;
 pub mod upstream;

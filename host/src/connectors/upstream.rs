@@ -198,9 +198,11 @@ impl Upstream {
         for (name, value) in &request.headers {
             builder = builder.header(name, value);
         }
-        if let Some((name, value)) =
-            policy::credential_header(&call.manifest, &request.url, call.credential.as_ref())
-        {
+        if let Some((name, value)) = super::credential::credential_header(
+            &call.manifest,
+            &request.url,
+            call.credential.as_ref(),
+        ) {
             builder = builder.header(name, value);
         }
         if let Some(body) = &request.body {

@@ -197,7 +197,7 @@ impl QuarryMcp {
         let work = async {
             self.charge(&user, Bucket::DeepSearch, "deep_search")
                 .await?;
-            let body = crate::api::deep_search::DeepSearchBody {
+            let body = quarry_guard::bodies::DeepSearchBody {
                 query: args.query,
                 max_results: args.max_results,
                 date_from: args.date_from,

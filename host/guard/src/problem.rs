@@ -2,9 +2,9 @@
 //!
 //! The registry refuses a connector with any error; `quarry connector
 //! check` prints them all, warnings included. Both come from the same
-//! rules: the manifest's validation ([`super::manifest`]), the import
-//! allow-list ([`super::runtime::imports`]) and the runtime's checks of a
-//! component ([`super::runtime::Runtime::inspect`]).
+//! rules: the manifest's validation ([`crate::manifest`]), and in the host,
+//! the import allow-list (`connectors::runtime::imports`) and the runtime's
+//! checks of a component (`Runtime::inspect`).
 
 use serde::Serialize;
 

@@ -17,8 +17,8 @@ mod raw;
 use anyhow::{Context, Result, bail};
 use serde::Deserialize;
 
-use super::pattern::UrlPattern;
-use super::problem::{Problem, join_errors};
+use crate::pattern::UrlPattern;
+use crate::problem::{Problem, join_errors};
 use raw::RawManifest;
 
 pub use limits::{DEFAULT_CONCURRENT_FETCHES, SandboxLimits};

@@ -5,12 +5,12 @@ use std::collections::BTreeSet;
 
 use serde::Deserialize;
 
-use super::super::pattern::UrlPattern;
-use super::super::problem::Problem;
 use super::{
     Auth, AuthScheme, Flow, Manifest, Method, OAuth, RequestedLimits, Revoke, Route, RouteKind,
     SUPPORTED_WIT_MAJORS, Setting, fill_endpoint, is_valid_id,
 };
+use crate::pattern::UrlPattern;
+use crate::problem::Problem;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]

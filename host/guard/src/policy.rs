@@ -3,14 +3,16 @@
 //!
 //! Everything here is a pure function of the manifest and the request; the
 //! network side (address checks after DNS, redirects, size and time caps) is
-//! in [`super::upstream`], which calls [`admit`] again for every redirect hop.
+//! in the host's `connectors::upstream`, which calls [`admit`] again for
+//! every redirect hop, and which adds the user's credential (the host's
+//! `connectors::credential`) to what was admitted: the credential never
+//! enters this crate.
 
 use url::Url;
 
-use super::graphql;
-use super::manifest::{AuthScheme, Manifest, Method, RouteKind};
-use super::pattern::parse_guest_url;
-use crate::secret::Secret;
+use crate::graphql;
+use crate::manifest::{AuthScheme, Manifest, Method, Route, RouteKind};
+use crate::pattern::parse_guest_url;
 
 /// Largest request body a guest may send (a search query, not an upload).
 pub const MAX_REQUEST_BODY: usize = 256 * 1024;
@@ -139,7 +141,7 @@ pub fn admit(manifest: &Manifest, request: GuestRequest) -> Result<Admitted, Den
     })
 }
 
-fn allowed_methods(routes: &[&super::manifest::Route]) -> String {
+fn allowed_methods(routes: &[&Route]) -> String {
     let mut methods: Vec<&str> = routes.iter().map(|r| r.method.as_str()).collect();
     methods.dedup();
     methods.join(", ")
@@ -235,28 +237,6 @@ fn is_token(name: &str) -> bool {
         && name
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
-}
-
-/// The credential header for `url`, if the manifest sends the user's token
-/// to that host. The token never goes to any other host, including hosts a
-/// redirect leads to that the manifest lists only as routes of another kind.
-pub fn credential_header(
-    manifest: &Manifest,
-    url: &Url,
-    credential: Option<&Secret>,
-) -> Option<(String, String)> {
-    let credential = credential?;
-    if !manifest.auth.hosts.iter().any(|h| h.matches(url)) {
-        return None;
-    }
-    match &manifest.auth.scheme {
-        AuthScheme::Bearer => Some((
-            "authorization".into(),
-            format!("Bearer {}", credential.expose()),
-        )),
-        AuthScheme::Header(name) => Some((name.clone(), credential.expose().to_string())),
-        AuthScheme::None => None,
-    }
 }
 
 #[cfg(test)]
@@ -429,18 +409,5 @@ mod tests {
         let mut r = req(Method::Get, "https://api.example.com/search", None);
         r.headers = vec![("x-a".into(), "b\r\nHost: evil".into())];
         assert!(admit(&m, r).is_err());
-    }
-
-    #[test]
-    fn credential_goes_only_to_manifest_hosts() {
-        let m = manifest();
-        let token = Secret::new("tok");
-        let own = Url::parse("https://api.example.com/search").unwrap();
-        let other = Url::parse("https://other.example.org/").unwrap();
-        assert_eq!(
-            credential_header(&m, &own, Some(&token)).unwrap().1,
-            "Bearer tok"
-        );
-        assert!(credential_header(&m, &other, Some(&token)).is_none());
     }
 }
