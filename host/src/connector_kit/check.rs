@@ -96,7 +96,8 @@ pub fn check_copy(runtime: &Runtime, target: &Target, copy: &Target) -> Report {
         problems.push(Problem::warning(
             "stale-build",
             format!(
-                "{} is older than the crate's sources: rebuild it with tools/plugin-builder",
+                "{} is older than the crate's sources: rebuild it with \
+                 `cargo run -p quarry-plugin-builder -- CRATE_DIR` in the Quarry checkout",
                 target.wasm.display()
             ),
         ));
