@@ -468,7 +468,9 @@ impl Tarpit {
 async fn a_tarpit_webhook_does_not_hold_up_other_users_deliveries() {
     let demo = Demo::options()
         .envs(&GENEROUS)
-        .env("QUARRY_WEBHOOKS__TIMEOUT_MS", "5000")
+        // Long enough that all 25 events are queued before the first pass
+        // ends, however busy the machine.
+        .env("QUARRY_WEBHOOKS__TIMEOUT_MS", "15000")
         .start();
     let tarpit = Tarpit::start().await;
     let stalled = register_ok(&demo, &format!("http://127.0.0.1:{}/hook", tarpit.port)).await;
