@@ -170,6 +170,36 @@ pub struct Reply {
 }
 
 impl Reply {
+    /// Reads a whole response. A body labelled JSON that does not parse is
+    /// `Null`, with the parse error beside the reply.
+    pub async fn read(
+        response: reqwest::Response,
+    ) -> Result<(Reply, Option<serde_json::Error>), reqwest::Error> {
+        let status = response.status();
+        let version = response.version();
+        let headers = response.headers().clone();
+        let raw = response.bytes().await?.to_vec();
+        let is_json = headers
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|ct| ct.split(';').next().unwrap_or("").trim() == "application/json");
+        let (body, not_json) = match is_json && !raw.is_empty() {
+            true => match serde_json::from_slice(&raw) {
+                Ok(body) => (body, None),
+                Err(e) => (Value::Null, Some(e)),
+            },
+            false => (Value::Null, None),
+        };
+        let reply = Reply {
+            status,
+            headers,
+            body,
+            raw,
+            version,
+        };
+        Ok((reply, not_json))
+    }
+
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers.get(name).map(|v| {
             v.to_str()
@@ -371,34 +401,16 @@ impl<'a> Call<'a> {
         if let Some(body) = self.body {
             request = request.body(body);
         }
-        let response = request.send().await?;
-        let status = response.status();
-        let version = response.version();
-        let headers = response.headers().clone();
-        let raw = response.bytes().await?.to_vec();
-        let is_json = headers
-            .get(CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|ct| ct.split(';').next().unwrap_or("").trim() == "application/json");
-        let body = if is_json && !raw.is_empty() {
-            serde_json::from_slice(&raw).unwrap_or_else(|e| {
-                panic!(
-                    "{} {}: the body is labelled JSON but is not ({e}): {}",
-                    self.method,
-                    self.path,
-                    String::from_utf8_lossy(&raw)
-                )
-            })
-        } else {
-            Value::Null
-        };
-        Ok(Reply {
-            status,
-            headers,
-            body,
-            raw,
-            version,
-        })
+        let (reply, not_json) = Reply::read(request.send().await?).await?;
+        if let Some(e) = not_json {
+            panic!(
+                "{} {}: the body is labelled JSON but is not ({e}): {}",
+                self.method,
+                self.path,
+                String::from_utf8_lossy(&reply.raw)
+            );
+        }
+        Ok(reply)
     }
 }
 

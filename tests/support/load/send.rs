@@ -4,7 +4,6 @@
 
 use std::time::{Duration, Instant};
 
-use reqwest::header::CONTENT_TYPE;
 use serde_json::Value;
 
 use super::Shared;
@@ -134,28 +133,10 @@ async fn execute(target: &Target, request: &Request<'_>) -> Result<Reply, reqwes
     if let Some(body) = request.body {
         builder = builder.json(body);
     }
-    let response = builder.send().await?;
-    let status = response.status();
-    let version = response.version();
-    let headers = response.headers().clone();
-    let raw = response.bytes().await?.to_vec();
-    let is_json = headers
-        .get(CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|ct| ct.split(';').next().unwrap_or("").trim() == "application/json");
     // A body labelled JSON that is not stays `Null`: the contract check
     // reports it.
-    let body = match is_json && !raw.is_empty() {
-        true => serde_json::from_slice(&raw).unwrap_or(Value::Null),
-        false => Value::Null,
-    };
-    Ok(Reply {
-        status,
-        headers,
-        body,
-        raw,
-        version,
-    })
+    let (reply, _) = Reply::read(builder.send().await?).await?;
+    Ok(reply)
 }
 
 /// The six rate-limit headers, when all are there and are numbers.
