@@ -105,8 +105,6 @@ pub struct Deletions {
     blocked: RwLock<HashSet<String>>,
     /// This replica's id (see `Job::runner`).
     replica: String,
-    /// Held while the data files are purged (see [`Deletions::purge`]).
-    purging: tokio::sync::Mutex<()>,
 }
 
 impl Deletions {
@@ -128,7 +126,6 @@ impl Deletions {
             user_data,
             blocked: RwLock::default(),
             replica,
-            purging: tokio::sync::Mutex::default(),
         })
     }
 
@@ -393,7 +390,6 @@ impl Deletions {
     /// ([`Deletions::finish_unfinished`]). Deletions that end together
     /// share one purge.
     async fn purge(&self) -> Result<()> {
-        let _one_at_a_time = self.purging.lock().await;
         let store = self.store.clone();
         tokio::task::spawn_blocking(move || store.purge_removed())
             .await?

@@ -3,9 +3,9 @@
 //!
 //! redb never overwrites a freed page in place: a record removed (a deleted
 //! user's profile, email, wrapped data key) stays readable in the file
-//! until its page happens to be reused. A purge (`Backend::purge_removed`) is how removed
-//! records really leave the disk: the live records are copied into a new
-//! file, which then replaces the old one.
+//! until its page happens to be reused. A purge (`Backend::purge_removed`)
+//! is how removed records really leave the disk: the live records are
+//! copied into a new file, which then replaces the old one.
 
 use std::ops::Bound;
 use std::path::{Path, PathBuf};
@@ -22,14 +22,14 @@ fn table(space: &str) -> TableDefinition<'_, &'static [u8], &'static [u8]> {
 
 pub struct Redb {
     path: PathBuf,
-    /// The open file; [`Redb::rewrite`] swaps in a new one. Transactions
-    /// keep the database they began on alive.
+    /// The open file; a purge swaps in a new one. Transactions keep the
+    /// database they began on alive.
     db: Mutex<Arc<Database>>,
 }
 
 impl Redb {
     pub fn open(path: &Path) -> Result<Redb> {
-        // A rewrite that a crash interrupted left its unfinished copy.
+        // A purge that a crash interrupted left its unfinished copy.
         let _ = std::fs::remove_file(rewrite_path(path));
         let db = Database::create(path).with_context(|| {
             format!(
@@ -81,7 +81,7 @@ impl Redb {
     }
 }
 
-/// Where a rewrite builds the new file, beside the old.
+/// Where a purge builds the new file, beside the old.
 fn rewrite_path(path: &Path) -> PathBuf {
     let mut name = path.file_name().unwrap_or_default().to_os_string();
     name.push(".rewrite");
@@ -115,12 +115,12 @@ impl Backend for Redb {
     fn read(&self) -> Result<Box<dyn RawRead>> {
         let db = self.current().clone();
         let txn = db.begin_read()?;
-        Ok(Box::new(ReadTxn(txn, db)))
+        Ok(Box::new(ReadTxn { txn, _open: db }))
     }
 
     fn write(&self) -> Result<Box<dyn RawWrite>> {
         let (db, txn) = self.begin_write()?;
-        Ok(Box::new(WriteTxn(txn, db)))
+        Ok(Box::new(WriteTxn { txn, _open: db }))
     }
 
     fn spaces(&self) -> Result<Vec<String>> {
@@ -135,11 +135,13 @@ impl Backend for Redb {
 
     /// The file is rewritten (see [`Redb::replace_with_copy`]): redb
     /// leaves freed pages as they were.
-    fn purge_removed(&self, last: &mut dyn FnMut(&mut Writer) -> Result<()>) -> Result<()> {
+    fn purge_removed(&self, last: &mut dyn FnMut(&mut Writer) -> Result<bool>) -> Result<()> {
         let (db, txn) = self.begin_write()?;
         let spaces: Vec<String> = txn.list_tables()?.map(|t| t.name().to_string()).collect();
-        let mut txn = Writer::new(Box::new(WriteTxn(txn, db)));
-        last(&mut txn)?;
+        let mut txn = Writer::new(Box::new(WriteTxn { txn, _open: db }));
+        if !last(&mut txn)? {
+            return Ok(());
+        }
         self.replace_with_copy(&txn, &spaces)
         // `txn` ends uncommitted: writers that waited for the old file
         // find it replaced and begin again on the new one.
@@ -147,11 +149,14 @@ impl Backend for Redb {
 }
 
 /// A snapshot, and the database it was taken from (kept open for it).
-struct ReadTxn(redb::ReadTransaction, #[allow(dead_code)] Arc<Database>);
+struct ReadTxn {
+    txn: redb::ReadTransaction,
+    _open: Arc<Database>,
+}
 
 impl RawRead for ReadTxn {
     fn get(&self, space: &str, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        match self.0.open_table(table(space)) {
+        match self.txn.open_table(table(space)) {
             Ok(t) => Ok(t.get(key)?.map(|v| v.value().to_vec())),
             // A space nothing was ever written to is empty.
             Err(TableError::TableDoesNotExist(_)) => Ok(None),
@@ -160,7 +165,7 @@ impl RawRead for ReadTxn {
     }
 
     fn scan(&self, space: &str, range: RawRange<'_>, visit: &mut Visitor<'_>) -> Result<()> {
-        match self.0.open_table(table(space)) {
+        match self.txn.open_table(table(space)) {
             Ok(t) => visit_range(&t, range, visit),
             Err(TableError::TableDoesNotExist(_)) => Ok(()),
             Err(e) => Err(e.into()),
@@ -168,27 +173,31 @@ impl RawRead for ReadTxn {
     }
 }
 
-struct WriteTxn(redb::WriteTransaction, #[allow(dead_code)] Arc<Database>);
+/// A write transaction, and the database it writes (kept open for it).
+struct WriteTxn {
+    txn: redb::WriteTransaction,
+    _open: Arc<Database>,
+}
 
 impl RawRead for WriteTxn {
     fn get(&self, space: &str, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        let t = self.0.open_table(table(space))?;
+        let t = self.txn.open_table(table(space))?;
         Ok(t.get(key)?.map(|v| v.value().to_vec()))
     }
 
     fn scan(&self, space: &str, range: RawRange<'_>, visit: &mut Visitor<'_>) -> Result<()> {
-        visit_range(&self.0.open_table(table(space))?, range, visit)
+        visit_range(&self.txn.open_table(table(space))?, range, visit)
     }
 }
 
 impl RawWrite for WriteTxn {
     fn put(&mut self, space: &str, key: &[u8], value: &[u8]) -> Result<()> {
-        self.0.open_table(table(space))?.insert(key, value)?;
+        self.txn.open_table(table(space))?.insert(key, value)?;
         Ok(())
     }
 
     fn remove(&mut self, space: &str, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        let mut t = self.0.open_table(table(space))?;
+        let mut t = self.txn.open_table(table(space))?;
         let old = t.remove(key)?.map(|v| v.value().to_vec());
         Ok(old)
     }
@@ -200,7 +209,7 @@ impl RawWrite for WriteTxn {
         keep: &mut dyn FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<u64> {
         let mut removed = 0;
-        self.0
+        self.txn
             .open_table(table(space))?
             .retain_in::<&[u8], _>(range, |k, v| {
                 let kept = keep(k, v);
@@ -211,7 +220,7 @@ impl RawWrite for WriteTxn {
     }
 
     fn commit(self: Box<Self>) -> Result<()> {
-        self.0.commit()?;
+        self.txn.commit()?;
         Ok(())
     }
 }

@@ -128,24 +128,15 @@ impl Store {
         txn.put(&PURGE, PURGE_PENDING, ())
     }
 
-    /// Whether a purge is due (a deletion committed since the last one).
-    pub fn purge_pending(&self) -> Result<bool> {
-        self.read()?.contains(&PURGE, PURGE_PENDING)
-    }
-
     /// Makes the records removed since the last purge unreadable from the
     /// data folder's files (the embedded file is rewritten without them;
     /// see [`Backend::purge_removed`]), when one is due. The marker goes
-    /// with the purge: a commit that marks after it began waits for it
-    /// (the purge holds the writer lock) and is purged by the next one.
+    /// with the purge, under the writer lock: deletions that committed
+    /// before it share it, and one that commits after it waits for it and
+    /// is purged by the next.
     pub fn purge_removed(&self) -> Result<()> {
-        if !self.purge_pending()? {
-            return Ok(());
-        }
-        self.backend.purge_removed(&mut |txn| {
-            txn.remove(&PURGE, PURGE_PENDING)?;
-            Ok(())
-        })
+        self.backend
+            .purge_removed(&mut |txn| Ok(txn.remove(&PURGE, PURGE_PENDING)?.is_some()))
     }
 
     /// The key that wraps data keys, for records that outlive a user's key.

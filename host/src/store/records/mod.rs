@@ -29,14 +29,16 @@ pub trait Backend: Send + Sync {
     /// file), so that any job it finds unfinished at start was abandoned.
     fn exclusive(&self) -> bool;
     /// Makes removed records unreadable from the backend's files, not just
-    /// unreachable (a deleted user's records must leave the disk), with
-    /// `last` (a final change, made in the purge's own write transaction)
-    /// applied. A backend with nothing of its own on this machine's disk
-    /// only commits `last`.
-    fn purge_removed(&self, last: &mut dyn FnMut(&mut Writer) -> Result<()>) -> Result<()> {
+    /// unreachable (a deleted user's records must leave the disk). `last`
+    /// makes a final change in the purge's own write transaction and says
+    /// whether a purge is due at all (when not, nothing happens). A backend
+    /// with nothing of its own on this machine's disk only commits `last`.
+    fn purge_removed(&self, last: &mut dyn FnMut(&mut Writer) -> Result<bool>) -> Result<()> {
         let mut txn = Writer::new(self.write()?);
-        last(&mut txn)?;
-        txn.commit()
+        match last(&mut txn)? {
+            true => txn.commit(),
+            false => Ok(()),
+        }
     }
 }
 
