@@ -144,7 +144,7 @@ impl Search {
         let plan = rank::plan(question, now());
         let request = search_request(&plan, max_results);
         let mut job = self.semantic.as_ref().map(|s| {
-            let mut job = s.scheduler.job(Priority::Live, true);
+            let mut job = s.scheduler.job(user_id, Priority::Live, true);
             job.submit(QUESTION, question, 0);
             job
         });

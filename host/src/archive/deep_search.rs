@@ -53,7 +53,7 @@ impl Archive {
             queued.clear();
         }
         queued.retain(|(_, entry)| within(entry.queried_at_ms, from_ms, to_ms));
-        let (vector, queued_vectors) = self.embed_term_and_queued(term, &queued).await?;
+        let (vector, queued_vectors) = self.embed_term_and_queued(user_id, term, &queued).await?;
         let (mut hits, total_matches) = {
             let guard = slot.index.lock().expect("index lock");
             let index = guard.as_ref().context("the index was unloaded")?;
@@ -67,10 +67,12 @@ impl Archive {
             queued.into_iter().zip(queued_vectors).zip(by_words)
         {
             hits.retain(|hit| hit.seq != seq);
+            // On the index's scale: cosine clamped to [0, 1] (the API's range).
             let similarity = match &found {
                 Some(found) => cosine(&vector, found),
                 None => words,
-            };
+            }
+            .clamp(0.0, 1.0);
             hits.push(Hit { seq, similarity });
             if let Some(found) = found {
                 entry.vector = Some((self.embedder_name().to_string(), found));
@@ -94,11 +96,12 @@ impl Archive {
     /// reached within the budget after it.
     async fn embed_term_and_queued(
         &self,
+        user_id: &str,
         term: &str,
         queued: &[(u64, Entry)],
     ) -> Result<(Vec<f32>, Vec<Option<Vec<f32>>>)> {
         // The archive's index is built by the primary embedder: no fallback.
-        let mut job = self.embedder.job(Priority::Live, false);
+        let mut job = self.embedder.job(user_id, Priority::Live, false);
         job.submit(TERM, term, 0);
         for (key, (_, entry)) in queued.iter().enumerate() {
             job.submit(key, &entry.content, 1);

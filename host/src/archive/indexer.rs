@@ -85,7 +85,7 @@ impl Archive {
             // The scheduler serves live queries first; the batch's vectors
             // are stored in one commit.
             let texts = batch.iter().map(|(_, e)| e.content.clone()).collect();
-            let vectors = self.embed(texts).await?;
+            let vectors = self.embed(user_id, texts).await?;
             for ((_, entry), vector) in batch.iter_mut().zip(vectors) {
                 entry.vector = Some((self.embedder_name().to_string(), vector));
             }
@@ -158,8 +158,11 @@ impl Archive {
         Ok(stored)
     }
 
-    /// Embeds the backlog with the archive's embedder, behind live work.
-    pub(super) async fn embed(&self, texts: Vec<String>) -> Result<Vec<Vec<f32>>> {
-        self.embedder.embed_all(&texts, Priority::Background).await
+    /// Embeds `user_id`'s backlog with the archive's embedder, behind live
+    /// work.
+    pub(super) async fn embed(&self, user_id: &str, texts: Vec<String>) -> Result<Vec<Vec<f32>>> {
+        self.embedder
+            .embed_all(user_id, &texts, Priority::Background)
+            .await
     }
 }

@@ -169,9 +169,8 @@ impl Archive {
     /// deletion's commit: see [`USER_DATA`]).
     pub fn forget(&self, user_id: &str) {
         self.loaded.lock().expect("loaded indexes").remove(user_id);
-        // The embedding cache is keyed by content, not by user: all of it
-        // goes, so that none of the user's passages outlive them as vectors.
-        self.embedder.forget_cached();
+        // None of the user's passages outlive them, even as cached vectors.
+        self.embedder.forget(user_id);
     }
 
     /// A user's query history, oldest first.

@@ -219,6 +219,59 @@ async fn an_index_made_by_another_embedder_is_rebuilt() {
     assert!(outcome.found[0].similarity > 0.3);
 }
 
+/// An embedder whose vectors point one way or the opposite: "north" and
+/// anything else have a cosine of -1.
+struct Opposed;
+
+impl Embedder for Opposed {
+    fn name(&self) -> &str {
+        "opposed"
+    }
+    fn dimensions(&self) -> usize {
+        2
+    }
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        Ok(texts
+            .iter()
+            .map(|text| match text.contains("north") {
+                true => vec![1.0, 0.0],
+                false => vec![-1.0, 0.0],
+            })
+            .collect())
+    }
+}
+
+#[tokio::test]
+async fn similarities_stay_within_zero_and_one_indexed_or_queued() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(Store::open(dir.path(), None).unwrap());
+    let user = store.create_user("a@b.c").unwrap();
+    let archive = Archive::open(store, scheduler(Arc::new(Opposed))).unwrap();
+    let chunk = |content| ArchivedChunk {
+        connector: "slack",
+        content,
+        vector: None,
+        source: None,
+    };
+    archive
+        .record(&user.id, "qry_1", "q", &[chunk("south wind")])
+        .unwrap();
+    archive.index_now(&user.id).await.unwrap();
+    // This one is still queued when the search compares it by meaning.
+    archive
+        .record(&user.id, "qry_2", "q", &[chunk("south pole")])
+        .unwrap();
+    let outcome = archive
+        .search(&user.id, "north", None, None, 5)
+        .await
+        .unwrap();
+    assert_eq!(outcome.found.len(), 2);
+    for found in &outcome.found {
+        let similarity = found.similarity;
+        assert!((0.0..=1.0).contains(&similarity), "{similarity}");
+    }
+}
+
 fn recording(user_id: &str, n: usize, chunks: usize) -> Recording {
     Recording {
         user_id: user_id.to_string(),

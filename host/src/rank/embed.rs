@@ -25,14 +25,19 @@ pub trait Embedder: Send + Sync {
     fn name(&self) -> &str;
     fn dimensions(&self) -> usize;
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>>;
-    /// The vector of `text` if it is at hand without computing it (a cache
-    /// hit): the scheduler answers such texts at once.
-    fn cached(&self, _text: &str) -> Option<Vec<f32>> {
+    /// Embeds `owner`'s texts: an embedder that keeps vectors keeps each
+    /// owner's apart (see [`Cached`]).
+    fn embed_for(&self, _owner: &str, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        self.embed(texts)
+    }
+    /// The vector of `owner`'s `text` if it is at hand without computing it
+    /// (a cache hit): the scheduler answers such texts at once.
+    fn cached(&self, _owner: &str, _text: &str) -> Option<Vec<f32>> {
         None
     }
-    /// Drops every vector kept in memory (a deleted user's passages must
-    /// not outlive them, even as vectors).
-    fn forget_cached(&self) {}
+    /// Drops every vector kept in memory for `owner` (a deleted user's
+    /// passages must not outlive them, even as vectors).
+    fn forget(&self, _owner: &str) {}
 }
 
 /// The folder `tools/fetch-model` fills.
@@ -156,13 +161,33 @@ impl Embedder for MiniLm {
     }
 }
 
-/// A cache of vectors by content hash, in front of any embedder: the same
-/// passage coming back in later queries (common: tools return their recent
-/// records again and again) is embedded once.
+/// A cache of vectors by owner and content hash, in front of any embedder:
+/// the same passage coming back in a user's later queries (common: tools
+/// return their recent records again and again) is embedded once.
+///
+/// Each owner (a user) has a cache of their own. A cache shared by content
+/// alone would let one user learn, from how fast a passage of their own
+/// tools is ranked, whether another user's tools returned that very text;
+/// and a deletion can drop exactly the deleted user's vectors.
 pub struct Cached<E> {
     inner: E,
-    vectors: Mutex<HashMap<[u8; 32], Vec<f32>>>,
+    vectors: Mutex<HashMap<CacheKey, Vec<f32>>>,
     capacity: usize,
+}
+
+/// (the owner's hash, the text's hash).
+type CacheKey = ([u8; 32], [u8; 32]);
+
+fn owner_hash(owner: &str) -> [u8; 32] {
+    Sha256::new()
+        .chain_update(b"quarry embedding cache owner\0")
+        .chain_update(owner.as_bytes())
+        .finalize()
+        .into()
+}
+
+fn cache_key(owner: &[u8; 32], text: &str) -> CacheKey {
+    (*owner, Sha256::digest(text.as_bytes()).into())
 }
 
 impl<E: Embedder> Cached<E> {
@@ -184,8 +209,12 @@ impl<E: Embedder> Embedder for Cached<E> {
         self.inner.dimensions()
     }
 
-    fn cached(&self, text: &str) -> Option<Vec<f32>> {
-        let key: [u8; 32] = Sha256::digest(text.as_bytes()).into();
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        self.embed_for("", texts)
+    }
+
+    fn cached(&self, owner: &str, text: &str) -> Option<Vec<f32>> {
+        let key = cache_key(&owner_hash(owner), text);
         self.vectors
             .lock()
             .expect("embedding cache")
@@ -193,25 +222,28 @@ impl<E: Embedder> Embedder for Cached<E> {
             .cloned()
     }
 
-    fn forget_cached(&self) {
-        self.vectors.lock().expect("embedding cache").clear();
-        self.inner.forget_cached();
+    fn forget(&self, owner: &str) {
+        let hash = owner_hash(owner);
+        self.vectors
+            .lock()
+            .expect("embedding cache")
+            .retain(|(kept, _), _| *kept != hash);
+        self.inner.forget(owner);
     }
 
-    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
-        let keys: Vec<[u8; 32]> = texts
-            .iter()
-            .map(|t| Sha256::digest(t.as_bytes()).into())
-            .collect();
+    fn embed_for(&self, owner: &str, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        let owner_key = owner_hash(owner);
+        let keys: Vec<CacheKey> = texts.iter().map(|t| cache_key(&owner_key, t)).collect();
         let mut out: Vec<Option<Vec<f32>>> = {
             let cache = self.vectors.lock().expect("embedding cache");
             keys.iter().map(|k| cache.get(k).cloned()).collect()
         };
         let missing: Vec<usize> = (0..texts.len()).filter(|&i| out[i].is_none()).collect();
         if !missing.is_empty() {
-            let fresh = self
-                .inner
-                .embed(&missing.iter().map(|&i| texts[i]).collect::<Vec<_>>())?;
+            let fresh = self.inner.embed_for(
+                owner,
+                &missing.iter().map(|&i| texts[i]).collect::<Vec<_>>(),
+            )?;
             let mut cache = self.vectors.lock().expect("embedding cache");
             if cache.len() + fresh.len() > self.capacity {
                 // Simple and bounded: start over rather than track recency.
@@ -305,12 +337,17 @@ mod tests {
     }
 
     #[test]
-    fn forgetting_the_cache_drops_every_vector() {
+    fn each_owner_has_a_cache_of_their_own_and_forgetting_drops_only_theirs() {
         let cached = Cached::new(HashedWords::new(16), 100);
-        cached.embed(&["checkout timeouts"]).unwrap();
-        assert!(cached.cached("checkout timeouts").is_some());
-        cached.forget_cached();
-        assert!(cached.cached("checkout timeouts").is_none());
+        cached.embed_for("usr_a", &["checkout timeouts"]).unwrap();
+        cached.embed_for("usr_b", &["lunch menu"]).unwrap();
+        assert!(cached.cached("usr_a", "checkout timeouts").is_some());
+        // Another user's identical text is no hit: no timing tells them
+        // what usr_a's tools returned.
+        assert!(cached.cached("usr_b", "checkout timeouts").is_none());
+        cached.forget("usr_a");
+        assert!(cached.cached("usr_a", "checkout timeouts").is_none());
+        assert!(cached.cached("usr_b", "lunch menu").is_some());
     }
 
     #[test]

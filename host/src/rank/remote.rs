@@ -319,7 +319,7 @@ mod tests {
         let remote: Arc<dyn Embedder> = Arc::new(RemoteEmbedder::new(&config(address)).unwrap());
         let local: Arc<dyn Embedder> = Arc::new(HashedWords::new(8));
         let scheduler = Scheduler::start(remote, Some(local.clone()), 1, 8);
-        let mut job = scheduler.job(Priority::Live, true);
+        let mut job = scheduler.job("usr_test", Priority::Live, true);
         job.submit(0, "refund policy", 0);
         job.wait(None).await;
         assert_eq!(job.model_name(), local.name());
@@ -335,7 +335,7 @@ mod tests {
 
         // The archive's work must stay in the endpoint's space: it fails.
         let error = scheduler
-            .embed_all(&["x".to_string()], Priority::Background)
+            .embed_all("usr_test", &["x".to_string()], Priority::Background)
             .await
             .unwrap_err();
         assert!(

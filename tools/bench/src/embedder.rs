@@ -211,7 +211,7 @@ async fn scheduled(model: Arc<MiniLm>, workers: usize, passages: &[String]) -> R
     let jobs = passages.chunks(passages.len().div_ceil(4)).map(|part| {
         let scheduler = scheduler.clone();
         let part = part.to_vec();
-        async move { scheduler.embed_all(&part, Priority::Live).await }
+        async move { scheduler.embed_all("bench", &part, Priority::Live).await }
     });
     for vectors in futures::future::join_all(jobs).await {
         vectors?;

@@ -14,6 +14,7 @@ use super::{Event, Scheduler};
 /// vectors collected as they come.
 pub struct Job {
     pub(super) id: u64,
+    pub(super) owner: Arc<str>,
     pub(super) scheduler: Scheduler,
     pub(super) events: mpsc::UnboundedReceiver<Event>,
     pub(super) vectors: HashMap<usize, Vec<f32>>,
@@ -27,7 +28,7 @@ impl Job {
     pub fn submit(&mut self, key: usize, text: &str, order: u32) {
         let shared = &self.scheduler.shared;
         let cached = (self.generation == 0)
-            .then(|| shared.primary.cached(text))
+            .then(|| shared.primary.cached(&self.owner, text))
             .flatten();
         {
             let mut queue = shared.queue.lock().expect("embedding queue");

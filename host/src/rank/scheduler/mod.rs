@@ -109,6 +109,7 @@ struct Queue {
 }
 
 struct JobState {
+    owner: Arc<str>,
     priority: Priority,
     generation: u8,
     may_fall_back: bool,
@@ -124,6 +125,7 @@ struct JobState {
 /// One batch taken from a job by a worker.
 struct Turn {
     job: u64,
+    owner: Arc<str>,
     generation: u8,
     items: Vec<(usize, Arc<str>)>,
     events: mpsc::UnboundedSender<Event>,
@@ -164,11 +166,12 @@ impl Scheduler {
         self.shared.primary.name()
     }
 
-    /// Drops the vectors every embedder keeps in memory (a deletion).
-    pub fn forget_cached(&self) {
-        self.shared.primary.forget_cached();
+    /// Drops the vectors every embedder keeps in memory for `owner` (a
+    /// deletion).
+    pub fn forget(&self, owner: &str) {
+        self.shared.primary.forget(owner);
         if let Some(fallback) = &self.shared.fallback {
-            fallback.forget_cached();
+            fallback.forget(owner);
         }
     }
 
@@ -184,10 +187,12 @@ impl Scheduler {
         }
     }
 
-    /// Opens a job. Live jobs may fall back to the local model; set
-    /// `may_fall_back` false where vectors must come from the primary
-    /// (an index built by it).
-    pub fn job(&self, priority: Priority, may_fall_back: bool) -> Job {
+    /// Opens a job for `owner` (the user whose texts these are: cached
+    /// vectors are kept per owner). Live jobs may fall back to the local
+    /// model; set `may_fall_back` false where vectors must come from the
+    /// primary (an index built by it).
+    pub fn job(&self, owner: &str, priority: Priority, may_fall_back: bool) -> Job {
+        let owner: Arc<str> = Arc::from(owner);
         let (sender, receiver) = mpsc::unbounded_channel();
         let mut queue = self.shared.queue.lock().expect("embedding queue");
         queue.next_id += 1;
@@ -195,6 +200,7 @@ impl Scheduler {
         queue.jobs.insert(
             id,
             JobState {
+                owner: owner.clone(),
                 priority,
                 generation: 0,
                 may_fall_back: may_fall_back && self.shared.fallback.is_some(),
@@ -206,6 +212,7 @@ impl Scheduler {
         );
         Job {
             id,
+            owner,
             scheduler: self.clone(),
             events: receiver,
             vectors: HashMap::new(),
@@ -214,9 +221,15 @@ impl Scheduler {
         }
     }
 
-    /// Embeds `texts` with the primary embedder and waits for every vector.
-    pub async fn embed_all(&self, texts: &[String], priority: Priority) -> Result<Vec<Vec<f32>>> {
-        let mut job = self.job(priority, false);
+    /// Embeds `owner`'s `texts` with the primary embedder and waits for
+    /// every vector.
+    pub async fn embed_all(
+        &self,
+        owner: &str,
+        texts: &[String],
+        priority: Priority,
+    ) -> Result<Vec<Vec<f32>>> {
+        let mut job = self.job(owner, priority, false);
         for (key, text) in texts.iter().enumerate() {
             job.submit(key, text, 0);
         }
@@ -246,7 +259,7 @@ impl Shared {
                     .unwrap_or_else(|| self.primary.clone()),
             };
             let texts: Vec<&str> = turn.items.iter().map(|(_, text)| &**text).collect();
-            match embedder.embed(&texts) {
+            match embedder.embed_for(&turn.owner, &texts) {
                 Ok(vectors) => {
                     for ((key, _), vector) in turn.items.iter().zip(vectors) {
                         let _ = turn.events.send(Event::Embedded(Embedded {
@@ -278,6 +291,7 @@ impl Shared {
                 let job = &queue.jobs[&id];
                 return Some(Turn {
                     job: id,
+                    owner: job.owner.clone(),
                     generation: job.generation,
                     items,
                     events: job.events.clone(),

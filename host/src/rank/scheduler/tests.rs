@@ -54,7 +54,7 @@ impl Embedder for Recording {
 async fn a_job_gets_every_vector_under_its_keys() {
     let model = Recording::new("model");
     let scheduler = Scheduler::start(model.clone(), None, 1, 4);
-    let mut job = scheduler.job(Priority::Live, true);
+    let mut job = scheduler.job("usr_test", Priority::Live, true);
     for (key, text) in ["a", "bb", "ccc", "dddd", "eeeee", "ffffff"]
         .iter()
         .enumerate()
@@ -76,9 +76,9 @@ async fn live_jobs_take_turns_and_background_waits() {
     // batches shows the scheduling, not the timing of submissions.
     let gate = model.gate.lock().unwrap();
     let scheduler = Scheduler::start(model.clone(), None, 1, 2);
-    let mut background = scheduler.job(Priority::Background, false);
-    let mut first = scheduler.job(Priority::Live, true);
-    let mut second = scheduler.job(Priority::Live, true);
+    let mut background = scheduler.job("usr_test", Priority::Background, false);
+    let mut first = scheduler.job("usr_test", Priority::Live, true);
+    let mut second = scheduler.job("usr_test", Priority::Live, true);
     // Background work is queued last, so that the worker's first
     // batch (taken before the model is released) is live work.
     for key in 0..4 {
@@ -114,7 +114,7 @@ async fn a_batch_gathers_texts_of_similar_length_around_the_first_in_line() {
     let model = Recording::new("model");
     let gate = model.gate.lock().unwrap();
     let scheduler = Scheduler::start(model.clone(), None, 1, 2);
-    let mut job = scheduler.job(Priority::Live, true);
+    let mut job = scheduler.job("usr_test", Priority::Live, true);
     // Submitted one after another while the worker is busy with the
     // first: short and long texts alternate in the caller's order.
     let texts = ["a", "b", &"L".repeat(100), "c", &"M".repeat(101), "d"];
@@ -144,7 +144,7 @@ async fn a_failing_primary_switches_the_whole_job_to_the_fallback() {
     let fallback = Recording::new("local");
     primary.fail.store(true, Ordering::SeqCst);
     let scheduler = Scheduler::start(primary.clone(), Some(fallback.clone()), 1, 8);
-    let mut job = scheduler.job(Priority::Live, true);
+    let mut job = scheduler.job("usr_test", Priority::Live, true);
     job.submit(0, "question", 0);
     job.submit(1, "passage", 1);
     job.wait(None).await;
@@ -155,7 +155,7 @@ async fn a_failing_primary_switches_the_whole_job_to_the_fallback() {
 
     // A job that must stay in the primary's space fails instead.
     let error = scheduler
-        .embed_all(&["text".to_string()], Priority::Background)
+        .embed_all("usr_test", &["text".to_string()], Priority::Background)
         .await
         .unwrap_err();
     assert!(error.to_string().contains("endpoint is down"), "{error}");
@@ -169,7 +169,7 @@ async fn a_deadline_returns_what_arrived() {
     let model = Recording::new("model");
     let gate = model.gate.lock().unwrap();
     let scheduler = Scheduler::start(model.clone(), None, 1, 1);
-    let mut job = scheduler.job(Priority::Live, true);
+    let mut job = scheduler.job("usr_test", Priority::Live, true);
     job.submit(0, "a", 0);
     job.wait(Some(Instant::now() + Duration::from_millis(20)))
         .await;
@@ -184,7 +184,7 @@ async fn a_dropped_job_leaves_the_queue() {
     let model = Recording::new("model");
     let gate = model.gate.lock().unwrap();
     let scheduler = Scheduler::start(model.clone(), None, 1, 1);
-    let mut dropped = scheduler.job(Priority::Live, true);
+    let mut dropped = scheduler.job("usr_test", Priority::Live, true);
     for key in 0..5 {
         dropped.submit(key, "gone", 0);
     }
@@ -192,7 +192,7 @@ async fn a_dropped_job_leaves_the_queue() {
     drop(dropped);
     drop(gate);
     let vectors = scheduler
-        .embed_all(&["kept".to_string()], Priority::Live)
+        .embed_all("usr_test", &["kept".to_string()], Priority::Live)
         .await
         .unwrap();
     assert_eq!(vectors.len(), 1);
