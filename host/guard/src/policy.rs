@@ -131,6 +131,10 @@ pub fn admit(manifest: &Manifest, request: GuestRequest) -> Result<Admitted, Den
     if route.kind == RouteKind::Graphql {
         graphql_framing(&url, &mut headers)?;
     }
+    // Again on what is sent, the host's own content type included: an
+    // admitted request is admitted unchanged when asked for again (a
+    // redirect hop), so it must be within the limits itself.
+    check_header_limits(&headers)?;
     let mut url = url;
     url.set_fragment(None);
     Ok(Admitted {
@@ -200,21 +204,14 @@ fn clean_headers(
     manifest: &Manifest,
     headers: Vec<(String, String)>,
 ) -> Result<Vec<(String, String)>, Denied> {
-    if headers.len() > MAX_HEADERS {
-        return Err(Denied(format!("more than {MAX_HEADERS} headers")));
-    }
+    check_header_limits(&headers)?;
     let credential_header = match &manifest.auth.scheme {
         AuthScheme::Header(name) => Some(name.as_str()),
         _ => None,
     };
-    let mut total = 0;
     let mut kept = Vec::with_capacity(headers.len());
     for (name, value) in headers {
         let lower = name.to_ascii_lowercase();
-        total += name.len() + value.len();
-        if total > MAX_HEADER_BYTES {
-            return Err(Denied(format!("headers exceed {MAX_HEADER_BYTES} bytes")));
-        }
         if !is_token(&lower) || value.bytes().any(|b| b == b'\r' || b == b'\n' || b == 0) {
             return Err(Denied(format!("header {name:?} is malformed")));
         }
@@ -230,6 +227,20 @@ fn clean_headers(
         kept.push((lower, value));
     }
     Ok(kept)
+}
+
+fn check_header_limits(headers: &[(String, String)]) -> Result<(), Denied> {
+    if headers.len() > MAX_HEADERS {
+        return Err(Denied(format!("more than {MAX_HEADERS} headers")));
+    }
+    let total: usize = headers
+        .iter()
+        .map(|(name, value)| name.len() + value.len())
+        .sum();
+    if total > MAX_HEADER_BYTES {
+        return Err(Denied(format!("headers exceed {MAX_HEADER_BYTES} bytes")));
+    }
+    Ok(())
 }
 
 fn is_token(name: &str) -> bool {
@@ -367,6 +378,34 @@ mod tests {
         let twice = r#"{"query":"mutation { deleteAll }","query":"query { viewer { id } }"}"#;
         let refused = admit(&m, req(Method::Post, url, Some(twice))).unwrap_err();
         assert!(refused.0.contains("repeats"), "{refused}");
+    }
+
+    /// Found by the policy_admit fuzz target: 32 guest headers, then the
+    /// host's content type made 33, and the admitted request was refused
+    /// when asked for again (as a redirect hop is).
+    #[test]
+    fn the_header_limits_hold_for_what_is_sent() {
+        let m = manifest();
+        let ok = r#"{"query":"query { viewer { id } }"}"#;
+        let url = "https://api.example.com/graphql";
+        let with_headers = |count: usize| {
+            let mut request = req(Method::Post, url, Some(ok));
+            request.headers = (0..count)
+                .map(|n| (format!("x-note-{n}"), "a".to_string()))
+                .collect();
+            request
+        };
+        let refused = admit(&m, with_headers(MAX_HEADERS)).unwrap_err();
+        assert!(refused.0.contains("more than 32 headers"), "{refused}");
+        let admitted = admit(&m, with_headers(MAX_HEADERS - 1)).unwrap();
+        assert_eq!(admitted.headers.len(), MAX_HEADERS);
+        let again = GuestRequest {
+            method: admitted.method,
+            url: admitted.url.to_string(),
+            headers: admitted.headers.clone(),
+            body: admitted.body.clone(),
+        };
+        assert_eq!(admit(&m, again).unwrap().headers, admitted.headers);
     }
 
     #[test]
