@@ -1,4 +1,6 @@
 //! `fake-saas --listen 127.0.0.1:0 [--latency-ms N] [--faults SPEC] [--ca-out PATH]`
+//! plays the vendors; `fake-saas fixtures --dir DIR [--listen ADDR] [--ca-out PATH]`
+//! serves a vendor of your own from JSON files ([`fake_saas::fixtures`]).
 //!
 //! Prints one JSON line on stdout as soon as it listens:
 //! `{"addr":"127.0.0.1:PORT","ca_cert":"<path of the CA PEM>","hosts":[...]}`,
@@ -10,17 +12,21 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Context;
-use clap::Parser;
+use clap::{Parser, Subcommand};
 use fake_saas::chaos::Chaos;
+use fake_saas::fixtures::FixtureServer;
 use fake_saas::{FakeSaas, FakeSaasConfig};
 
 #[derive(Parser, Debug)]
 #[command(
     name = "fake-saas",
     version,
-    about = "A local HTTPS server that plays the SaaS vendors' read APIs (GitHub, Slack, Notion, Linear, Jira, Confluence, Google Drive, Gmail, Zendesk, HubSpot, Salesforce, Microsoft 365, Asana, Trello, Intercom)"
+    about = "A local HTTPS server that plays the SaaS vendors' read APIs (GitHub, Slack, Notion, Linear, Jira, Confluence, Google Drive, Gmail, Zendesk, HubSpot, Salesforce, Microsoft 365, Asana, Trello, Intercom)",
+    args_conflicts_with_subcommands = true
 )]
 struct Args {
+    #[command(subcommand)]
+    command: Option<Command>,
     /// Address to listen on (port 0 picks a free port).
     #[arg(long, default_value = "127.0.0.1:0")]
     listen: SocketAddr,
@@ -36,6 +42,45 @@ struct Args {
     ca_out: Option<PathBuf>,
 }
 
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Serve a vendor of your own from JSON files: DIR/routes.toml maps
+    /// each route (method, https URL, query and body to match) to a file
+    /// and a status. Prints `{"addr","ca_cert","hosts","demo_args"}` on one
+    /// line; `demo_args` are the `quarry demo` flags that reach it.
+    #[command(after_help = FIXTURES_HELP)]
+    Fixtures {
+        /// The fixtures folder: its routes.toml and the files it names.
+        #[arg(long)]
+        dir: PathBuf,
+        /// Address to listen on (port 0 picks a free port).
+        #[arg(long, default_value = "127.0.0.1:0")]
+        listen: SocketAddr,
+        /// Where to write the CA certificate (PEM). Default: a file in the temp directory.
+        #[arg(long)]
+        ca_out: Option<PathBuf>,
+    },
+}
+
+const FIXTURES_HELP: &str = r#"DIR/routes.toml:
+
+  [[routes]]
+  method = "GET"                              # the default
+  url = "https://api.acme.example/v1/search"  # a {name} path segment matches any one
+  query = { q = "checkout" }                  # parameters that must have these values
+  status = 200                                # the default
+  file = "search.json"                        # the body (or body = "..."), served as JSON
+  headers = { "retry-after" = "30" }          # optional
+
+  [[routes]]
+  method = "POST"
+  url = "https://api.acme.example/v1/query"
+  body_contains = "checkout"                  # text the request body must contain
+  file = "query.json"
+
+The first matching route answers; no match is a 404 listing the routes.
+The files are read again on every request: edit them while it runs."#;
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     tracing_subscriber::fmt()
@@ -46,6 +91,14 @@ async fn main() -> anyhow::Result<()> {
         )
         .init();
     let args = Args::parse();
+    if let Some(Command::Fixtures {
+        dir,
+        listen,
+        ca_out,
+    }) = args.command
+    {
+        return serve_fixtures(&dir, listen, ca_out).await;
+    }
     let fake = FakeSaas::start(FakeSaasConfig {
         listen: args.listen,
         latency: Duration::from_millis(args.latency_ms),
@@ -53,30 +106,73 @@ async fn main() -> anyhow::Result<()> {
             .map_err(|e| anyhow::anyhow!("--faults: {e}"))?,
     })
     .await?;
-    let ca_path = match args.ca_out {
-        Some(p) => p,
-        None => std::env::temp_dir().join(format!(
-            "fake-saas-ca-{}-{}.pem",
-            std::process::id(),
-            fake.addr().port()
-        )),
-    };
-    std::fs::write(&ca_path, fake.ca_cert_pem())
-        .with_context(|| format!("writing the CA to {}", ca_path.display()))?;
-    let ca_path = std::fs::canonicalize(&ca_path).unwrap_or(ca_path);
-    let line = serde_json::json!({
+    let ca_path = write_ca(args.ca_out, "fake-saas-ca", fake.addr(), fake.ca_cert_pem())?;
+    print_line(&serde_json::json!({
         "addr": fake.addr().to_string(),
         "ca_cert": ca_path.display().to_string(),
         "hosts": FakeSaas::hosts(),
-    });
-    {
-        let mut out = std::io::stdout().lock();
-        writeln!(out, "{line}")?;
-        out.flush()?;
-    }
+    }))?;
     wait_for_signal().await?;
     tracing::info!("shutting down");
     fake.shutdown().await;
+    Ok(())
+}
+
+async fn serve_fixtures(
+    dir: &std::path::Path,
+    listen: SocketAddr,
+    ca_out: Option<PathBuf>,
+) -> anyhow::Result<()> {
+    let fake = FixtureServer::start(dir, listen).await?;
+    let ca_path = write_ca(
+        ca_out,
+        "fake-saas-fixtures-ca",
+        fake.addr(),
+        fake.ca_cert_pem(),
+    )?;
+    let mut demo_args = Vec::new();
+    for host in fake.hosts() {
+        demo_args.push("--fake".to_string());
+        demo_args.push(format!("{host}={}", fake.addr()));
+    }
+    demo_args.push("--fake-ca".to_string());
+    demo_args.push(ca_path.display().to_string());
+    print_line(&serde_json::json!({
+        "addr": fake.addr().to_string(),
+        "ca_cert": ca_path.display().to_string(),
+        "hosts": fake.hosts(),
+        "demo_args": demo_args,
+    }))?;
+    wait_for_signal().await?;
+    tracing::info!("shutting down");
+    fake.shutdown().await;
+    Ok(())
+}
+
+/// Writes the CA to `ca_out`, or to a file of the temp directory named
+/// after `prefix`, this process and the port; returns its absolute path.
+fn write_ca(
+    ca_out: Option<PathBuf>,
+    prefix: &str,
+    addr: SocketAddr,
+    pem: &str,
+) -> anyhow::Result<PathBuf> {
+    let path = ca_out.unwrap_or_else(|| {
+        std::env::temp_dir().join(format!(
+            "{prefix}-{}-{}.pem",
+            std::process::id(),
+            addr.port()
+        ))
+    });
+    std::fs::write(&path, pem).with_context(|| format!("writing the CA to {}", path.display()))?;
+    Ok(std::fs::canonicalize(&path).unwrap_or(path))
+}
+
+/// The one line on stdout a caller waits for.
+fn print_line(line: &serde_json::Value) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{line}")?;
+    out.flush()?;
     Ok(())
 }
 

@@ -28,10 +28,21 @@ pub(crate) async fn serve(
     listener: TcpListener,
     tls: Arc<ServerConfig>,
     shared: Arc<Shared>,
+    stop: tokio::sync::watch::Receiver<bool>,
+) {
+    let app = Router::new().fallback(handle).with_state(shared);
+    serve_app(listener, tls, app, stop).await;
+}
+
+/// Serves `app` over TLS until `stop` changes, then lets the connections
+/// in flight finish (up to 2 s).
+pub(crate) async fn serve_app(
+    listener: TcpListener,
+    tls: Arc<ServerConfig>,
+    app: Router,
     mut stop: tokio::sync::watch::Receiver<bool>,
 ) {
     let acceptor = TlsAcceptor::from(tls);
-    let app = Router::new().fallback(handle).with_state(shared);
     let graceful = GracefulShutdown::new();
     loop {
         tokio::select! {
@@ -73,7 +84,7 @@ pub(crate) async fn serve(
 
 /// The request's host: the URI authority (HTTP/2, absolute-form) or the Host header,
 /// without port, lower case.
-fn host_of(req: &Request) -> String {
+pub(crate) fn host_of(req: &Request) -> String {
     let raw = req
         .uri()
         .authority()

@@ -1,0 +1,580 @@
+//! A fake for a vendor of your own: `fake-saas fixtures --dir DIR` answers
+//! the requests that `DIR/routes.toml` describes with the files beside it,
+//! over HTTPS, with a CA made at start (as the fake vendors do). A
+//! connector author points the demo at it with `quarry demo --fake
+//! HOST=ADDR --fake-ca PEM`.
+//!
+//! ```toml
+//! [[routes]]
+//! method = "GET"                              # the default; HEAD is answered by GET routes
+//! url = "https://api.acme.example/v1/search"  # a `{name}` path segment matches any one segment
+//! query = { q = "checkout" }                  # these parameters with these values (others may come)
+//! status = 200                                # the default
+//! file = "search-checkout.json"               # the body: a file in DIR, or `body = "..."`
+//! headers = { "x-request-id" = "r-1" }
+//!
+//! [[routes]]
+//! method = "POST"
+//! url = "https://api.acme.example/v1/query"
+//! body_contains = "checkout"                  # text the request's body must contain
+//! file = "query.json"
+//! ```
+//!
+//! The first route that matches a request answers it (so put the narrow
+//! routes first); a request that none matches gets a 404 that lists them.
+//! `routes.toml` and the files are read again for every request: edit them
+//! while the fake runs. The certificate names the hosts of the routes read
+//! at start.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use anyhow::{Context, Result, bail, ensure};
+use axum::Router;
+use axum::extract::{Request, State};
+use axum::http::{HeaderName, HeaderValue, Method};
+use axum::response::Response;
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::{RecordedRequest, http};
+
+/// The file in the fixtures folder that lists the routes.
+pub const ROUTES_FILE: &str = "routes.toml";
+
+/// Largest request body read (a search request is small).
+const MAX_BODY: usize = 1024 * 1024;
+
+/// `routes.toml` as written.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RoutesFile {
+    routes: Vec<RouteEntry>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RouteEntry {
+    #[serde(default = "default_method")]
+    method: String,
+    url: String,
+    #[serde(default)]
+    query: BTreeMap<String, String>,
+    body_contains: Option<String>,
+    #[serde(default = "default_status")]
+    status: u16,
+    file: Option<PathBuf>,
+    body: Option<String>,
+    content_type: Option<String>,
+    #[serde(default)]
+    headers: BTreeMap<String, String>,
+}
+
+fn default_method() -> String {
+    "GET".into()
+}
+
+fn default_status() -> u16 {
+    200
+}
+
+/// One route, checked: what it matches and what it answers.
+#[derive(Debug, Clone)]
+pub struct FixtureRoute {
+    pub method: Method,
+    /// Lower case, without port.
+    pub host: String,
+    /// The path's segments; `{name}` matches any one segment.
+    path: Vec<String>,
+    query: BTreeMap<String, String>,
+    body_contains: Option<String>,
+    status: u16,
+    body: FixtureBody,
+    content_type: String,
+    headers: Vec<(HeaderName, HeaderValue)>,
+    /// `METHOD https://host/path`, as `routes.toml` says it.
+    pub label: String,
+}
+
+#[derive(Debug, Clone)]
+enum FixtureBody {
+    File(PathBuf),
+    Inline(String),
+    Empty,
+}
+
+/// Reads and checks `dir/routes.toml`. Each problem names its route.
+pub fn load(dir: &Path) -> Result<Vec<FixtureRoute>> {
+    let file = dir.join(ROUTES_FILE);
+    let text = std::fs::read_to_string(&file).with_context(|| {
+        format!(
+            "reading {}: a fixtures folder holds a {ROUTES_FILE} that lists the routes \
+             (see `fake-saas fixtures --help`)",
+            file.display()
+        )
+    })?;
+    let parsed: RoutesFile =
+        toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
+    ensure!(
+        !parsed.routes.is_empty(),
+        "{}: no [[routes]]: add at least one",
+        file.display()
+    );
+    parsed
+        .routes
+        .into_iter()
+        .enumerate()
+        .map(|(index, entry)| {
+            let label = format!("{} {}", entry.method, entry.url);
+            check_route(dir, entry)
+                .with_context(|| format!("{}: route {} ({label})", file.display(), index + 1))
+        })
+        .collect()
+}
+
+fn check_route(dir: &Path, entry: RouteEntry) -> Result<FixtureRoute> {
+    let method = Method::from_bytes(entry.method.as_bytes())
+        .ok()
+        .filter(|_| entry.method.bytes().all(|b| b.is_ascii_uppercase()))
+        .with_context(|| {
+            format!(
+                "method {:?} is not an HTTP method such as GET or POST",
+                entry.method
+            )
+        })?;
+    let (host, path) = split_url(&entry.url)?;
+    ensure!(
+        (100..=599).contains(&entry.status),
+        "status {} is not an HTTP status (100 to 599)",
+        entry.status
+    );
+    let body = match (entry.file, entry.body) {
+        (Some(_), Some(_)) => bail!("give `file` or `body`, not both"),
+        (Some(file), None) => {
+            ensure!(
+                file.is_relative() && !file.components().any(|c| c.as_os_str() == ".."),
+                "file {} must be a path inside the fixtures folder",
+                file.display()
+            );
+            let path = dir.join(&file);
+            ensure!(
+                path.is_file(),
+                "file {}: there is no such file in {}",
+                file.display(),
+                dir.display()
+            );
+            FixtureBody::File(path)
+        }
+        (None, Some(body)) => FixtureBody::Inline(body),
+        (None, None) => FixtureBody::Empty,
+    };
+    let headers = entry
+        .headers
+        .iter()
+        .map(|(name, value)| {
+            let name = HeaderName::from_bytes(name.as_bytes())
+                .with_context(|| format!("header name {name:?} is not valid"))?;
+            let value = HeaderValue::from_str(value)
+                .with_context(|| format!("header {name}'s value {value:?} is not valid"))?;
+            Ok((name, value))
+        })
+        .collect::<Result<_>>()?;
+    Ok(FixtureRoute {
+        label: format!("{method} https://{host}{path}"),
+        method,
+        path: path.split('/').map(str::to_string).collect(),
+        host,
+        query: entry.query,
+        body_contains: entry.body_contains,
+        status: entry.status,
+        body,
+        content_type: entry
+            .content_type
+            .unwrap_or_else(|| "application/json".into()),
+        headers,
+    })
+}
+
+/// `https://HOST/PATH` into the host (lower case) and the path.
+fn split_url(url: &str) -> Result<(String, String)> {
+    let rest = url
+        .strip_prefix("https://")
+        .with_context(|| format!("url {url:?} must start with https://"))?;
+    ensure!(
+        !rest.contains(['?', '#']),
+        "url {url:?} has a query or fragment: give the parameters to match in `query`"
+    );
+    let (host, path) = match rest.split_once('/') {
+        Some((host, path)) => (host, format!("/{path}")),
+        None => (rest, "/".to_string()),
+    };
+    let host_ok = !host.is_empty()
+        && host
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.');
+    ensure!(
+        host_ok,
+        "url {url:?}: {host:?} is not a host name (no port or user: the demo's --fake routes the host)"
+    );
+    Ok((host.to_ascii_lowercase(), path))
+}
+
+/// A request as the routes see it.
+struct Incoming<'a> {
+    method: &'a Method,
+    host: &'a str,
+    path: &'a str,
+    query: Vec<(String, String)>,
+    body: &'a [u8],
+}
+
+impl FixtureRoute {
+    fn matches(&self, request: &Incoming) -> bool {
+        let method = self.method == *request.method
+            || (*request.method == Method::HEAD && self.method == Method::GET);
+        method
+            && self.host == request.host
+            && self.path_matches(request.path)
+            && self
+                .query
+                .iter()
+                .all(|(name, value)| request.query.iter().any(|(n, v)| n == name && v == value))
+            && self
+                .body_contains
+                .as_ref()
+                .is_none_or(|text| String::from_utf8_lossy(request.body).contains(text.as_str()))
+    }
+
+    fn path_matches(&self, path: &str) -> bool {
+        let segments: Vec<&str> = path.split('/').collect();
+        segments.len() == self.path.len()
+            && self.path.iter().zip(&segments).all(|(pattern, segment)| {
+                (pattern.starts_with('{') && pattern.ends_with('}') && !segment.is_empty())
+                    || pattern == segment
+            })
+    }
+
+    /// The response, its body read now (so edits show at once).
+    fn respond(&self) -> Result<Response> {
+        let body = match &self.body {
+            FixtureBody::File(path) => {
+                std::fs::read(path).with_context(|| format!("reading {}", path.display()))?
+            }
+            FixtureBody::Inline(text) => text.clone().into_bytes(),
+            FixtureBody::Empty => Vec::new(),
+        };
+        let mut response = http::raw(self.status, &self.content_type, body);
+        for (name, value) in &self.headers {
+            response.headers_mut().insert(name.clone(), value.clone());
+        }
+        Ok(response)
+    }
+
+    /// Where the body comes from, for the log.
+    fn source(&self) -> String {
+        match &self.body {
+            FixtureBody::File(path) => path.display().to_string(),
+            FixtureBody::Inline(_) => "inline body".into(),
+            FixtureBody::Empty => "empty body".into(),
+        }
+    }
+}
+
+/// The hosts the routes name, each once, in order.
+fn hosts_of(routes: &[FixtureRoute]) -> Vec<String> {
+    let mut hosts: Vec<String> = Vec::new();
+    for route in routes {
+        if !hosts.contains(&route.host) {
+            hosts.push(route.host.clone());
+        }
+    }
+    hosts
+}
+
+struct FixtureState {
+    dir: PathBuf,
+    requests: Mutex<Vec<RecordedRequest>>,
+    started: std::time::Instant,
+}
+
+/// A running fixtures fake; it stops when dropped or shut down.
+pub struct FixtureServer {
+    state: Arc<FixtureState>,
+    addr: SocketAddr,
+    ca_pem: String,
+    hosts: Vec<String>,
+    stop: Option<tokio::sync::watch::Sender<bool>>,
+    task: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl FixtureServer {
+    /// Checks `dir/routes.toml`, makes a CA and a certificate for its
+    /// hosts, binds `listen` and starts serving.
+    pub async fn start(dir: &Path, listen: SocketAddr) -> Result<FixtureServer> {
+        let routes = load(dir)?;
+        let hosts = hosts_of(&routes);
+        let names: Vec<&str> = hosts.iter().map(String::as_str).collect();
+        let certs = crate::tls::generate(&names)?;
+        let listener = tokio::net::TcpListener::bind(listen)
+            .await
+            .with_context(|| format!("listening on {listen}"))?;
+        let addr = listener.local_addr()?;
+        let state = Arc::new(FixtureState {
+            dir: dir.to_path_buf(),
+            requests: Mutex::new(Vec::new()),
+            started: std::time::Instant::now(),
+        });
+        let app = Router::new().fallback(answer).with_state(state.clone());
+        let (stop, stop_rx) = tokio::sync::watch::channel(false);
+        let task = tokio::spawn(crate::server::serve_app(
+            listener,
+            certs.server_config()?,
+            app,
+            stop_rx,
+        ));
+        tracing::info!(%addr, dir = %dir.display(), hosts = ?hosts, "fake-saas fixtures listening");
+        Ok(FixtureServer {
+            state,
+            addr,
+            ca_pem: certs.ca_pem,
+            hosts,
+            stop: Some(stop),
+            task: Some(task),
+        })
+    }
+
+    /// The address it listens on (route every one of [`FixtureServer::hosts`] to it).
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// PEM of the CA that signed its certificate.
+    pub fn ca_cert_pem(&self) -> &str {
+        &self.ca_pem
+    }
+
+    /// The hosts its certificate names: those of the routes at start.
+    pub fn hosts(&self) -> &[String] {
+        &self.hosts
+    }
+
+    /// Every request received so far, in order.
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        crate::lock(&self.state.requests).clone()
+    }
+
+    /// Stops accepting, lets in-flight requests finish (up to 2 s) and returns.
+    pub async fn shutdown(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(true);
+        }
+        if let Some(task) = self.task.take() {
+            let _ = task.await;
+        }
+    }
+}
+
+impl Drop for FixtureServer {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(true);
+        }
+    }
+}
+
+async fn answer(State(state): State<Arc<FixtureState>>, request: Request) -> Response {
+    let host = crate::server::host_of(&request);
+    let (parts, body) = request.into_parts();
+    let Ok(body) = axum::body::to_bytes(body, MAX_BODY).await else {
+        return http::json(413, &json!({"error": "request body too large"}));
+    };
+    let request = Incoming {
+        method: &parts.method,
+        host: &host,
+        path: parts.uri.path(),
+        query: parts.uri.query().map(http::parse_pairs).unwrap_or_default(),
+        body: &body,
+    };
+    let shown = match parts.uri.query() {
+        Some(query) => format!("{} https://{host}{}?{query}", parts.method, request.path),
+        None => format!("{} https://{host}{}", parts.method, request.path),
+    };
+    crate::lock(&state.requests).push(RecordedRequest {
+        method: parts.method.to_string(),
+        host: host.clone(),
+        path: request.path.to_string(),
+        query: parts.uri.query().map(str::to_string),
+        headers: parts
+            .headers
+            .iter()
+            .map(|(n, v)| {
+                (
+                    n.as_str().to_string(),
+                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                )
+            })
+            .collect(),
+        body: body.to_vec(),
+        received_ms: state.started.elapsed().as_millis() as u64,
+    });
+    let routes = match load(&state.dir) {
+        Ok(routes) => routes,
+        Err(error) => {
+            tracing::error!(request = %shown, error = %format!("{error:#}"), "the fixtures do not load");
+            return http::json(
+                500,
+                &json!({"error": format!("fake-saas fixtures: {error:#}")}),
+            );
+        }
+    };
+    let Some(route) = routes.iter().find(|route| route.matches(&request)) else {
+        tracing::warn!(request = %shown, "no fixture route matches");
+        return http::json(
+            404,
+            &json!({
+                "error": format!("fake-saas fixtures: no route in {ROUTES_FILE} matches {shown}"),
+                "routes": routes.iter().map(|r| r.label.as_str()).collect::<Vec<_>>(),
+            }),
+        );
+    };
+    match route.respond() {
+        Ok(response) => {
+            tracing::info!(request = %shown, status = route.status, body = %route.source(), "answered");
+            response
+        }
+        Err(error) => {
+            tracing::error!(request = %shown, error = %format!("{error:#}"), "cannot answer");
+            http::json(
+                500,
+                &json!({"error": format!("fake-saas fixtures: {error:#}")}),
+            )
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn folder(routes: &str, files: &[(&str, &str)]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(ROUTES_FILE), routes).unwrap();
+        for (name, text) in files {
+            std::fs::write(dir.path().join(name), text).unwrap();
+        }
+        dir
+    }
+
+    fn problem(routes: &str, files: &[(&str, &str)]) -> String {
+        let dir = folder(routes, files);
+        format!("{:#}", load(dir.path()).unwrap_err())
+    }
+
+    #[test]
+    fn each_mistake_is_named_with_its_route() {
+        let bad = [
+            (
+                "[[routes]]\nurl = \"http://a.example/x\"",
+                "route 1 (GET http://a.example/x): url \"http://a.example/x\" must start with https://",
+            ),
+            (
+                "[[routes]]\nurl = \"https://a.example/x?q=1\"",
+                "give the parameters to match in `query`",
+            ),
+            (
+                "[[routes]]\nurl = \"https://a.example:8443/x\"",
+                "is not a host name",
+            ),
+            (
+                "[[routes]]\nurl = \"https://a.example/x\"\nfile = \"missing.json\"",
+                "file missing.json: there is no such file",
+            ),
+            (
+                "[[routes]]\nurl = \"https://a.example/x\"\nfile = \"../x.json\"",
+                "must be a path inside the fixtures folder",
+            ),
+            (
+                "[[routes]]\nurl = \"https://a.example/x\"\nstatus = 99",
+                "status 99 is not an HTTP status",
+            ),
+            (
+                "[[routes]]\nmethod = \"get\"\nurl = \"https://a.example/x\"",
+                "method \"get\" is not an HTTP method",
+            ),
+            (
+                "[[routes]]\nurl = \"https://a.example/x\"\nbody = \"{}\"\nfile = \"a.json\"",
+                "give `file` or `body`, not both",
+            ),
+            (
+                "[[routes]]\nurl = \"https://a.example/x\"\nstatuss = 200",
+                "unknown field `statuss`",
+            ),
+            ("routes = []", "no [[routes]]"),
+        ];
+        for (routes, expected) in bad {
+            let message = problem(routes, &[("a.json", "{}")]);
+            assert!(message.contains(expected), "{routes}: {message}");
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let message = format!("{:#}", load(dir.path()).unwrap_err());
+        assert!(message.contains("routes.toml"), "{message}");
+    }
+
+    fn incoming<'a>(
+        method: &'a Method,
+        path: &'a str,
+        query: &str,
+        body: &'a [u8],
+    ) -> Incoming<'a> {
+        Incoming {
+            method,
+            host: "api.acme.example",
+            path,
+            query: http::parse_pairs(query),
+            body,
+        }
+    }
+
+    #[test]
+    fn routes_match_method_host_path_query_and_body() {
+        let dir = folder(
+            r#"
+            [[routes]]
+            url = "https://API.acme.example/v1/items/{id}"
+            query = { fields = "all" }
+            body = "{}"
+
+            [[routes]]
+            method = "POST"
+            url = "https://api.acme.example/v1/search"
+            body_contains = "checkout"
+            "#,
+            &[],
+        );
+        let routes = load(dir.path()).unwrap();
+        let (get, head, post) = (Method::GET, Method::HEAD, Method::POST);
+        let item = &routes[0];
+        assert!(item.matches(&incoming(&get, "/v1/items/42", "fields=all&x=1", b"")));
+        assert!(item.matches(&incoming(&head, "/v1/items/42", "fields=all", b"")));
+        assert!(!item.matches(&incoming(&get, "/v1/items/42", "fields=some", b"")));
+        assert!(!item.matches(&incoming(&get, "/v1/items/", "fields=all", b"")));
+        assert!(!item.matches(&incoming(&get, "/v1/items/42/more", "fields=all", b"")));
+        assert!(!item.matches(&incoming(&post, "/v1/items/42", "fields=all", b"")));
+        let search = &routes[1];
+        assert!(search.matches(&incoming(
+            &post,
+            "/v1/search",
+            "",
+            br#"{"query":"checkout"}"#
+        )));
+        assert!(!search.matches(&incoming(
+            &post,
+            "/v1/search",
+            "",
+            br#"{"query":"billing"}"#
+        )));
+        assert_eq!(hosts_of(&routes), ["api.acme.example"]);
+    }
+}
