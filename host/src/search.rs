@@ -67,6 +67,9 @@ pub struct ConnectorAnswer {
     pub label: String,
     pub chunks: Vec<Cited>,
     pub error: Option<ConnectorError>,
+    /// From the call to the connector's answer or error (the history
+    /// keeps it for the dashboard).
+    pub latency_ms: u64,
 }
 
 /// A ranked passage and where it comes from.
@@ -113,6 +116,8 @@ struct Gathered {
     outcomes: Vec<Option<Outcome>>,
     /// (outcome slot, passage) in arrival order: the job's keys.
     passages: Vec<(usize, Passage)>,
+    /// Each connector's time to answer (ms), by outcome slot.
+    latencies_ms: Vec<u64>,
 }
 
 impl Search {
@@ -198,16 +203,20 @@ impl Search {
         let mut gathered = Gathered {
             outcomes: connectors.iter().map(|_| None).collect(),
             passages: Vec::new(),
+            latencies_ms: vec![0; total],
         };
         let budget = self.semantic.as_ref().map_or(0, |s| s.budget);
         let mut calls: FuturesUnordered<_> = connectors
             .into_iter()
             .enumerate()
             .map(|(slot, (id, grant))| async move {
-                (slot, self.call(user_id, id, grant, request).await)
+                let started = Instant::now();
+                let outcome = self.call(user_id, id, grant, request).await;
+                (slot, outcome, started.elapsed())
             })
             .collect();
-        while let Some((slot, (id, result))) = calls.next().await {
+        while let Some((slot, (id, result), took)) = calls.next().await {
+            gathered.latencies_ms[slot] = took.as_millis() as u64;
             if let Ok(documents) = &result {
                 for (position, document) in documents.iter().enumerate() {
                     for passage in rank::chunk(
@@ -326,7 +335,10 @@ fn rank_and_cite(
     similarity: Option<&[Option<f32>]>,
     max_results: usize,
 ) -> Vec<(ConnectorAnswer, Vec<usize>)> {
+    // Every slot has its outcome once the gathering is over: the latencies
+    // line up with them.
     let outcomes: Vec<Outcome> = gathered.outcomes.into_iter().flatten().collect();
+    let latencies_ms = gathered.latencies_ms;
     let ids: Vec<&str> = outcomes.iter().map(|(id, _)| id.as_str()).collect();
     let passages: Vec<(&str, Passage)> = gathered
         .passages
@@ -342,7 +354,8 @@ fn rank_and_cite(
     );
     outcomes
         .iter()
-        .map(|(id, outcome)| {
+        .zip(latencies_ms)
+        .map(|((id, outcome), latency_ms)| {
             let (chunks, error) = match outcome {
                 Ok(documents) => {
                     let chunks = ranked
@@ -360,6 +373,7 @@ fn rank_and_cite(
                 label: String::new(),
                 chunks,
                 error,
+                latency_ms,
             };
             (answer, keys)
         })

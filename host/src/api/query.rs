@@ -13,8 +13,9 @@ use super::error::ApiError;
 use super::gate::{BodyHash, Caller};
 use super::idempotency::{self, Claimed};
 use super::json::ApiJson;
-use crate::archive::{OwnedChunk, Recording, Source};
-use crate::search::Answer;
+use crate::archive::{OwnedChunk, Recording, Source, ToolError, ToolOutcome};
+use crate::connectors::ConnectorError;
+use crate::search::{Answer, ConnectorAnswer};
 use crate::store::Grant;
 use quarry_guard::bodies::QueryBody;
 
@@ -193,10 +194,34 @@ async fn archive(
         query_id: answer.query_id.clone(),
         query: question.to_string(),
         chunks,
+        tools: answer.results.iter().map(tool_outcome).collect(),
     };
     let archived = app.archive.record_grouped(recording).await?;
     app.metrics.observe_stage("archive", started.elapsed());
     Ok(archived)
+}
+
+/// What one tool did for the query, as the history keeps it.
+fn tool_outcome(result: &ConnectorAnswer) -> ToolOutcome {
+    ToolOutcome {
+        connector: result.connector.clone(),
+        label: result.label.clone(),
+        latency_ms: result.latency_ms,
+        results: result.chunks.len() as u64,
+        error: result.error.as_ref().map(tool_error),
+    }
+}
+
+/// A connector's error with its type as the API names it (`timeout`).
+fn tool_error(error: &ConnectorError) -> ToolError {
+    let kind = serde_json::to_value(error.kind)
+        .ok()
+        .and_then(|kind| kind.as_str().map(str::to_string))
+        .unwrap_or_default();
+    ToolError {
+        kind,
+        message: error.message.clone(),
+    }
 }
 
 fn validate_max_results(value: Option<i64>) -> Result<usize, ApiError> {

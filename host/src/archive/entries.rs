@@ -12,7 +12,7 @@ use anyhow::{Context, Result, ensure};
 use serde::{Deserialize, Serialize};
 
 use crate::store::keys::DataKey;
-use crate::store::records::{Bytes, Records, Space, Text, TextPart, TextSeq, Unit, Writer};
+use crate::store::records::{Bytes, Flow, Records, Space, Text, TextPart, TextSeq, Unit, Writer};
 use crate::store::{Counted, UserData};
 
 /// `(user, seq)` → a sealed [`Entry`]. Sequence numbers are dense per user.
@@ -181,14 +181,203 @@ pub struct HistoryRecord {
     /// The entries this query archived: `first_seq .. first_seq + chunks`.
     pub first_seq: u64,
     pub chunks: u64,
+    /// The tools whose chunks the answer holds.
     pub connectors: Vec<String>,
+    /// Every tool the query asked, with what it did, in the answer's
+    /// order. Empty in records stored before this was kept.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<ToolOutcome>,
+}
+
+/// What one tool did for one query (the dashboard shows it to the person).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolOutcome {
+    /// The connector's id, and its label when the query ran.
+    pub connector: String,
+    pub label: String,
+    /// From the call to its answer or its error.
+    pub latency_ms: u64,
+    /// Chunks of the answer it gave.
+    pub results: u64,
+    /// Why it gave nothing, when it failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<ToolError>,
+}
+
+/// A tool's failure: its type as the API names it (`timeout`, ...) and
+/// what it said.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolError {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub message: String,
 }
 
 pub(super) fn history_record_id(n: u64) -> String {
     format!("history/{n}")
 }
 
+/// History records read at a time, newest first.
+const HISTORY_PAGE: u64 = 64;
+
+impl super::Archive {
+    /// A user's history records from the newest back, each with its
+    /// number, until `visit` says stop: the latest questions without
+    /// opening the whole history.
+    pub fn history_newest_first(
+        &self,
+        user_id: &str,
+        mut visit: impl FnMut(u64, HistoryRecord) -> Flow,
+    ) -> Result<()> {
+        let key = self.store.data_key(user_id)?;
+        let txn = self.store.read()?;
+        let mut end = read_head(&txn, user_id)?.next_query;
+        while end > 0 {
+            let start = end.saturating_sub(HISTORY_PAGE);
+            let page = txn.all_in(&HISTORY, (user_id, start)..(user_id, end))?;
+            for ((_, n), sealed) in page.into_iter().rev() {
+                if visit(n, open_history(&key, user_id, n, &sealed)?) == Flow::Stop {
+                    return Ok(());
+                }
+            }
+            end = start;
+        }
+        Ok(())
+    }
+
+    /// One of a user's history records, by its number.
+    pub fn history_record(&self, user_id: &str, n: u64) -> Result<Option<HistoryRecord>> {
+        let key = self.store.data_key(user_id)?;
+        let sealed = self.store.read()?.get(&HISTORY, (user_id, n))?;
+        sealed
+            .map(|sealed| open_history(&key, user_id, n, &sealed))
+            .transpose()
+    }
+}
+
+fn open_history(key: &DataKey, user_id: &str, n: u64, sealed: &[u8]) -> Result<HistoryRecord> {
+    let plain = key.decrypt(user_id, &history_record_id(n), sealed)?;
+    serde_json::from_slice(&plain).with_context(|| format!("history record {n}"))
+}
+
 /// How many entries a user has (for reports; counts the space, not the head).
 pub(super) fn count_entries(txn: &impl Records, user_id: &str) -> Result<u64> {
     txn.count_in(&ENTRIES, crate::store::records::user_seqs(user_id))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::archive::{Archive, Recording};
+    use crate::rank::Scheduler;
+    use crate::rank::embed::HashedWords;
+    use crate::store::Store;
+
+    fn opened() -> (tempfile::TempDir, Arc<Store>, String, Arc<Archive>) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Arc::new(Store::open(dir.path(), None).unwrap());
+        let user = store.create_user("a@b.c").unwrap();
+        let scheduler = Scheduler::start(Arc::new(HashedWords::new(64)), None, 1, 16);
+        let archive = Arc::new(Archive::open(store.clone(), scheduler).unwrap());
+        (dir, store, user.id, archive)
+    }
+
+    fn recording(user_id: &str, query: &str, tools: Vec<ToolOutcome>) -> Recording {
+        Recording {
+            user_id: user_id.to_string(),
+            query_id: format!("qry_{query}"),
+            query: query.to_string(),
+            chunks: Vec::new(),
+            tools,
+        }
+    }
+
+    fn outcome(connector: &str, error: Option<&str>) -> ToolOutcome {
+        ToolOutcome {
+            connector: connector.to_string(),
+            label: connector.to_uppercase(),
+            latency_ms: 42,
+            results: u64::from(error.is_none()),
+            error: error.map(|kind| ToolError {
+                kind: kind.to_string(),
+                message: format!("{connector} secret failure"),
+            }),
+        }
+    }
+
+    #[tokio::test]
+    async fn tool_outcomes_are_sealed_and_read_newest_first() {
+        let (_dir, store, user, archive) = opened();
+        let tools = vec![outcome("linear", None), outcome("jira", Some("timeout"))];
+        for query in ["first", "second", "third"] {
+            archive
+                .record_grouped(recording(&user, query, tools.clone()))
+                .await
+                .unwrap();
+        }
+        let mut seen = Vec::new();
+        archive
+            .history_newest_first(&user, |n, record| {
+                seen.push((n, record.query));
+                match seen.len() {
+                    2 => Flow::Stop,
+                    _ => Flow::Continue,
+                }
+            })
+            .unwrap();
+        assert_eq!(seen, [(2, "third".to_string()), (1, "second".to_string())]);
+        let record = archive.history_record(&user, 0).unwrap().unwrap();
+        assert_eq!(record.query, "first");
+        assert_eq!(record.tools, tools);
+        assert!(archive.history_record(&user, 3).unwrap().is_none());
+        // Sealed: the store holds no word of it in the clear.
+        let sealed = store.read().unwrap().get(&HISTORY, (user.as_str(), 0));
+        let sealed = sealed.unwrap().unwrap();
+        let clear = |word: &[u8]| sealed.windows(word.len()).any(|w| w == word);
+        assert!(!clear(b"jira secret failure") && !clear(b"LINEAR"));
+    }
+
+    #[tokio::test]
+    async fn a_record_stored_before_tool_outcomes_still_opens() {
+        let (_dir, store, user, archive) = opened();
+        // As queries recorded it before `tools` existed.
+        let old = br#"{"query_id":"qry_old","query":"old question","queried_at_ms":1000,
+                       "first_seq":0,"chunks":1,"connectors":["slack"]}"#;
+        let key = store.data_key(&user).unwrap();
+        let mut txn = store.write().unwrap();
+        let sealed = key.encrypt(&user, &history_record_id(0), old);
+        txn.put(&HISTORY, (user.as_str(), 0), &sealed).unwrap();
+        let head = Head {
+            next_query: 1,
+            ..Head::default()
+        };
+        write_head(&mut txn, &user, &head).unwrap();
+        txn.commit().unwrap();
+        // A new one beside it.
+        archive
+            .record_grouped(recording(
+                &user,
+                "new question",
+                vec![outcome("slack", None)],
+            ))
+            .await
+            .unwrap();
+
+        let mut records = Vec::new();
+        archive
+            .history_newest_first(&user, |_, record| {
+                records.push(record);
+                Flow::Continue
+            })
+            .unwrap();
+        assert_eq!(records.len(), 2);
+        assert_eq!(records[0].tools, [outcome("slack", None)]);
+        let old = &records[1];
+        assert_eq!(old.query, "old question");
+        assert_eq!(old.connectors, ["slack"]);
+        assert!(old.tools.is_empty());
+        assert_eq!(archive.history(&user).unwrap().len(), 2);
+    }
 }

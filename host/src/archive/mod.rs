@@ -32,6 +32,7 @@ use anyhow::Result;
 
 use self::entries::{ENTRIES, HISTORY, history_record_id};
 pub use self::entries::{Entry, HistoryRecord, Source, USER_DATA};
+pub use self::entries::{ToolError, ToolOutcome};
 pub use self::index::{Hit, UserIndex};
 pub use self::recording::{ArchivedChunk, OwnedChunk, Recording};
 use crate::rank::Scheduler;

@@ -16,6 +16,7 @@ use std::sync::Arc;
 use anyhow::{Result, anyhow, bail};
 use tokio::sync::oneshot;
 
+use super::entries::ToolOutcome;
 use super::entries::{ENTRIES, HISTORY, PENDING, history_record_id, read_head, write_head};
 use super::{Archive, Entry, HistoryRecord, Slot, Source, now_ms};
 use crate::store::Unavailable;
@@ -39,6 +40,15 @@ pub struct Recording {
     pub query_id: String,
     pub query: String,
     pub chunks: Vec<OwnedChunk>,
+    /// What each tool asked did (the history record keeps it).
+    pub tools: Vec<ToolOutcome>,
+}
+
+/// What a history record says of a query besides its chunks.
+struct Asked<'a> {
+    query_id: &'a str,
+    query: &'a str,
+    tools: &'a [ToolOutcome],
 }
 
 /// [`ArchivedChunk`], owned.
@@ -131,7 +141,12 @@ impl Archive {
         if !self.store.has_data_key_in(&txn, user_id)? {
             bail!("user {user_id} is being deleted");
         }
-        let written = self.write(&mut txn, &key, user_id, query_id, query, chunks)?;
+        let asked = Asked {
+            query_id,
+            query,
+            tools: &[],
+        };
+        let written = self.write(&mut txn, &key, user_id, &asked, chunks)?;
         txn.commit()?;
         self.after_commit(user_id, &written, chunks)
     }
@@ -202,7 +217,12 @@ impl Archive {
             }
             let chunks: Vec<ArchivedChunk<'_>> =
                 r.chunks.iter().map(OwnedChunk::borrowed).collect();
-            let done = self.write(txn, key, &r.user_id, &r.query_id, &r.query, &chunks)?;
+            let asked = Asked {
+                query_id: &r.query_id,
+                query: &r.query,
+                tools: &r.tools,
+            };
+            let done = self.write(txn, key, &r.user_id, &asked, &chunks)?;
             written.push(Some(done));
         }
         Ok(written)
@@ -214,8 +234,7 @@ impl Archive {
         txn: &mut Writer,
         key: &DataKey,
         user_id: &str,
-        query_id: &str,
-        query: &str,
+        asked: &Asked<'_>,
         chunks: &[ArchivedChunk<'_>],
     ) -> Result<Written> {
         // The head is read in the transaction: a batch may hold two of
@@ -229,8 +248,8 @@ impl Archive {
             let seq = first_seq + offset as u64;
             let vector = self.usable(chunk.vector);
             let entry = Entry {
-                query_id: query_id.to_string(),
-                query: query.to_string(),
+                query_id: asked.query_id.to_string(),
+                query: asked.query.to_string(),
                 connector: chunk.connector.to_string(),
                 content: chunk.content.to_string(),
                 queried_at_ms,
@@ -246,12 +265,13 @@ impl Archive {
         connectors.sort();
         connectors.dedup();
         let history = HistoryRecord {
-            query_id: query_id.to_string(),
-            query: query.to_string(),
+            query_id: asked.query_id.to_string(),
+            query: asked.query.to_string(),
             queried_at_ms,
             first_seq,
             chunks: chunks.len() as u64,
             connectors,
+            tools: asked.tools.to_vec(),
         };
         let record_id = history_record_id(head.next_query);
         txn.put(

@@ -274,6 +274,7 @@ async fn similarities_stay_within_zero_and_one_indexed_or_queued() {
 
 fn recording(user_id: &str, n: usize, chunks: usize) -> Recording {
     Recording {
+        tools: Vec::new(),
         user_id: user_id.to_string(),
         query_id: format!("qry_{n}"),
         query: format!("question {n}"),
