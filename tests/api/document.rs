@@ -1,9 +1,11 @@
 //! The published description (public paths, versions, the same document as
-//! JSON and YAML), routing misses (404, 405), the transports (HTTPS only,
-//! HTTP/1.1 and HTTP/2), and the contract checker itself.
+//! JSON and YAML, the reference page and its files), routing misses (404,
+//! 405), the transports (HTTPS only, HTTP/1.1 and HTTP/2), and the contract
+//! checker itself.
 
 use quarry_tests::contract::{RATE_LIMIT_HEADERS, contract, document_path};
-use quarry_tests::server::Demo;
+use quarry_tests::repo_root;
+use quarry_tests::server::{Demo, Reply};
 use reqwest::Method;
 use reqwest::header::HeaderMap;
 use serde_json::{Value, json};
@@ -11,7 +13,7 @@ use serde_json::{Value, json};
 use super::{QUESTION, generous_demo};
 
 #[tokio::test]
-async fn the_description_is_public_as_json_yaml_and_a_page() {
+async fn the_description_is_public_as_json_and_yaml() {
     let demo = Demo::start(&[]);
     let json = demo.get("/openapi.json", None).await;
     json.expect(200, None);
@@ -26,19 +28,6 @@ async fn the_description_is_public_as_json_yaml_and_a_page() {
     assert!(
         yaml_type.contains("yaml"),
         "the YAML's Content-Type: {yaml_type}"
-    );
-    let docs = demo.get("/docs", None).await;
-    docs.expect(200, None);
-    assert!(
-        docs.header("content-type")
-            .unwrap()
-            .starts_with("text/html")
-    );
-    let page = String::from_utf8(docs.raw.clone()).expect("UTF-8 page");
-    assert!(page.to_ascii_lowercase().contains("<html"), "an HTML page");
-    assert!(
-        page.contains("openapi.json"),
-        "the page renders the description"
     );
 
     // The same document, the one in the repository, the versions the
@@ -62,6 +51,114 @@ async fn the_description_is_public_as_json_yaml_and_a_page() {
             "the version is part of the base URL: {url}"
         );
     }
+}
+
+#[tokio::test]
+async fn the_reference_page_loads_its_files_from_this_server_under_a_strict_csp() {
+    let demo = Demo::start(&[]);
+    let docs = demo.get("/docs", None).await;
+    docs.expect(200, None);
+    assert!(
+        docs.header("content-type")
+            .unwrap()
+            .starts_with("text/html")
+    );
+    assert_eq!(docs.header("x-content-type-options"), Some("nosniff"));
+    let csp = docs.header("content-security-policy").expect("a CSP");
+    for directive in [
+        "default-src 'none'",
+        "script-src 'self'",
+        "style-src 'self'",
+        "connect-src 'self'",
+    ] {
+        assert!(
+            csp.split(';').any(|d| d.trim() == directive),
+            "the CSP has {directive}: {csp}"
+        );
+    }
+    for loophole in ["unsafe-", "http", "*"] {
+        assert!(!csp.contains(loophole), "the CSP allows {loophole}: {csp}");
+    }
+
+    let page = String::from_utf8(docs.raw.clone()).expect("UTF-8 page");
+    let scripts: Vec<&str> = elements(&page, "script")
+        .into_iter()
+        .filter_map(|e| attribute(e, "src"))
+        .collect();
+    let style_sheets: Vec<&str> = elements(&page, "link")
+        .into_iter()
+        .filter(|e| attribute(e, "rel") == Some("stylesheet"))
+        .filter_map(|e| attribute(e, "href"))
+        .collect();
+    assert_eq!(
+        scripts.len(),
+        page.matches("<script").count(),
+        "no inline script: {page}"
+    );
+    assert!(
+        !page.contains("<style") && !page.contains(" style="),
+        "no inline style: {page}"
+    );
+    assert!(!scripts.is_empty() && !style_sheets.is_empty(), "{page}");
+
+    // Each file from this server (a path, no origin of its own), with its
+    // type; Swagger UI's files are the vendored ones, byte for byte.
+    let origin = demo.base_url.trim_end_matches("/v1");
+    let vendored = repo_root().join("host/openapi/vendor/swagger-ui-dist");
+    let mut setup = String::new();
+    for (path, content_type) in scripts
+        .iter()
+        .map(|p| (p, "text/javascript"))
+        .chain(style_sheets.iter().map(|p| (p, "text/css")))
+    {
+        assert!(
+            path.starts_with('/') && !path.starts_with("//"),
+            "{path} is on this server"
+        );
+        let response = demo
+            .client
+            .get(format!("{origin}{path}"))
+            .send()
+            .await
+            .unwrap();
+        let (file, _) = Reply::read(response).await.unwrap();
+        assert_eq!(file.status, 200, "GET {path}");
+        let served_type = file.header("content-type").unwrap_or_default();
+        assert!(
+            served_type.starts_with(content_type),
+            "{path} is {served_type}"
+        );
+        assert_eq!(
+            file.header("x-content-type-options"),
+            Some("nosniff"),
+            "{path}"
+        );
+        let name = path.rsplit('/').next().unwrap();
+        match std::fs::read(vendored.join(name)) {
+            Ok(pinned) => assert!(file.raw == pinned, "{path} is the vendored {name}"),
+            Err(_) => setup.push_str(&String::from_utf8(file.raw).expect("UTF-8 script")),
+        }
+    }
+    assert!(
+        setup.contains("'/v1/openapi.json'"),
+        "the page's own script loads the description"
+    );
+}
+
+/// Each `<tag ...>` of `html`: its attributes, as written.
+fn elements<'a>(html: &'a str, tag: &str) -> Vec<&'a str> {
+    html.split(&format!("<{tag} "))
+        .skip(1)
+        .filter_map(|rest| Some(&rest[..rest.find('>')?]))
+        .collect()
+}
+
+/// The value of `name` in an element's attributes (no spaces in values).
+fn attribute<'a>(element: &'a str, name: &str) -> Option<&'a str> {
+    let prefix = format!("{name}=\"");
+    element
+        .split_whitespace()
+        .find_map(|a| a.strip_prefix(&prefix)?.strip_suffix('"'))
 }
 
 #[tokio::test]

@@ -102,6 +102,7 @@ pub fn router(app: App) -> Router {
         .route("/readyz", get(ready))
         .route("/metrics", get(metrics))
         .merge(oauth::routes())
+        .merge(docs::asset_routes())
         .merge(v1)
         .with_state(app)
 }
