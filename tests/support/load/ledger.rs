@@ -142,6 +142,11 @@ pub struct Answer {
     pub query_id: String,
     /// (connector, content) of every chunk, sorted.
     pub chunks: Vec<(String, String)>,
+    /// When the request was sent and its answer read (Unix ms, this
+    /// machine's clock, which the server shares): its entries were
+    /// archived in between.
+    pub sent_ms: i64,
+    pub received_ms: i64,
 }
 
 /// The first 200 answer to an `Idempotency-Key`: every replay of the same

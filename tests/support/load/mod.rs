@@ -75,8 +75,6 @@ pub(crate) struct Shared {
     receiver: Receiver,
     stop: AtomicBool,
     counter: AtomicU64,
-    /// When the load was made (Unix ms): the archive is searched from here.
-    started_ms: i64,
 }
 
 impl Shared {
@@ -133,7 +131,6 @@ impl Load {
             receiver,
             stop: AtomicBool::new(false),
             counter: AtomicU64::new(0),
-            started_ms: now_ms(),
         };
         Load {
             shared: Arc::new(shared),

@@ -7,11 +7,11 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::Shared;
 use super::ledger::{Answer, Endpoint, Keyed, Registration, State, chunks_of};
 use super::report::Invariant;
 use super::rng::Rng;
 use super::send::{Request, backoff};
+use super::{Shared, now_ms};
 use crate::server::{CONNECTORS, Reply};
 
 /// Questions the fake company's data answers in several tools.
@@ -90,9 +90,10 @@ pub fn question(rng: &mut Rng) -> Value {
 async fn ask(shared: &Shared, player: &Player, rng: &mut Rng) -> Option<Reply> {
     let body = question(rng);
     let request = Request::new(Endpoint::Query, &player.token, Some(player.account)).body(&body);
+    let sent_ms = now_ms();
     let reply = shared.send(request).await;
     if let Some(reply) = reply.as_ref().filter(|r| r.status == 200) {
-        shared.note_answer(player.account, reply);
+        shared.note_answer(player.account, reply, sent_ms);
     }
     reply
 }
@@ -108,14 +109,16 @@ async fn ask_with_key(shared: &Shared, player: &Player, rng: &mut Rng) -> Option
             .key(&key);
         shared.send(request)
     };
+    let sent_ms = now_ms();
     let first = send().await;
-    shared.note_keyed(player.account, &key, &body, first.as_ref());
+    shared.note_keyed(player.account, &key, &body, first.as_ref(), sent_ms);
     if !rng.chance(0.5) {
         return first;
     }
+    let sent_ms = now_ms();
     let again = send().await;
     shared.check_retry(player.account, first.as_ref(), again.as_ref());
-    shared.note_keyed(player.account, &key, &body, again.as_ref());
+    shared.note_keyed(player.account, &key, &body, again.as_ref(), sent_ms);
     again
 }
 
@@ -161,24 +164,38 @@ impl Shared {
         format!("{prefix}-{}-{n}", self.config.seed)
     }
 
-    /// A 200 answer to `/v1/query`: its chunks must be found in the archive.
-    pub(crate) fn note_answer(&self, account: usize, reply: &Reply) {
+    /// A 200 answer to `/v1/query`, sent at `sent_ms`: its chunks must be
+    /// found in the archive. A replay of an answer already noted is not
+    /// noted again: its entries were archived when the query first ran.
+    pub(crate) fn note_answer(&self, account: usize, reply: &Reply, sent_ms: i64) {
         let query_id = reply.body["query_id"].as_str().unwrap_or_default();
         let answer = Answer {
             account,
             query_id: query_id.to_string(),
             chunks: chunks_of(&reply.body),
+            sent_ms,
+            received_ms: now_ms(),
         };
-        self.ledger().answers.push(answer);
+        let mut ledger = self.ledger();
+        if !ledger.answers.iter().any(|a| a.query_id == answer.query_id) {
+            ledger.answers.push(answer);
+        }
     }
 
     /// The answer to a keyed request: a 200 is archived, and (the first
     /// time) becomes what every replay of the key must return.
-    fn note_keyed(&self, account: usize, key: &str, body: &Value, reply: Option<&Reply>) {
+    fn note_keyed(
+        &self,
+        account: usize,
+        key: &str,
+        body: &Value,
+        reply: Option<&Reply>,
+        sent_ms: i64,
+    ) {
         let Some(reply) = reply.filter(|r| r.status == 200) else {
             return;
         };
-        self.note_answer(account, reply);
+        self.note_answer(account, reply, sent_ms);
         let mut ledger = self.ledger();
         if ledger.keyed.iter().any(|k| k.key == key) {
             return;
