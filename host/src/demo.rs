@@ -2,7 +2,18 @@
 //! defaults, a self-signed certificate and two users (alice and bob) who
 //! have every connector connected. Its first line on stdout is one JSON
 //! object with the base URL, the CA to trust and the users' tokens.
+//!
+//! A connector installed into its plugins folder while it runs is
+//! connected for its users too ([`connect`]), and `--fake HOST=IP:PORT`
+//! and `--fake-ca PEM` send a vendor of the author's own to their fake
+//! ([`upstreams`]).
 
+mod connect;
+mod upstreams;
+
+pub use upstreams::FakeRoute;
+
+use std::collections::BTreeSet;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -27,8 +38,11 @@ pub struct DemoArgs {
     /// Lifetime of the demo users' API tokens.
     #[arg(long, default_value_t = 3600)]
     pub token_ttl_seconds: u64,
-    /// The built connectors (`cargo run -p quarry-plugin-builder` puts them in target/plugins).
-    #[arg(long, default_value = "target/plugins")]
+    /// The built connectors (`cargo run -p quarry-plugin-builder` puts them
+    /// in target/plugins); the folder is watched, and a connector installed
+    /// into it while the demo runs is connected for the demo users. Given
+    /// twice, the last one counts (`tools/demo --plugins-dir DIR`).
+    #[arg(long, default_value = "target/plugins", overrides_with = "plugins_dir")]
     pub plugins_dir: PathBuf,
     /// Latency the fake upstreams add to every response.
     #[arg(long, default_value_t = 0)]
@@ -51,6 +65,19 @@ pub struct DemoArgs {
     /// e.g. `soak,seed=7` or `error=0.1,throttle=0.05` (`fake_saas::chaos`).
     #[arg(long, default_value = "off")]
     pub upstream_faults: String,
+    /// Send a vendor's host to your own fake, `HOST=IP:PORT` (repeatable),
+    /// beside the demo's fake vendors: `--fake api.acme.example=127.0.0.1:9443`.
+    #[arg(long = "fake", value_name = "HOST=IP:PORT")]
+    pub fakes: Vec<FakeRoute>,
+    /// Trust this CA certificate (PEM) for upstream TLS (repeatable), beside
+    /// the demo's fake vendors' CA: your fake's.
+    #[arg(long = "fake-ca", value_name = "PEM")]
+    pub fake_cas: Vec<PathBuf>,
+    /// Serve this fixtures folder as `fake-saas fixtures --dir DIR` does
+    /// (its routes.toml and the files it names), and send its hosts to it:
+    /// `--fake` and `--fake-ca` without a second command.
+    #[arg(long, value_name = "DIR")]
+    pub fixtures: Option<PathBuf>,
 }
 
 /// The users every demo has; `--extra-users` adds `user1`, `user2`, ...
@@ -83,7 +110,7 @@ pub fn demo_settings(connector: &str) -> Vec<(String, String)> {
     }
 }
 
-pub async fn run(args: DemoArgs) -> Result<()> {
+pub async fn run(mut args: DemoArgs) -> Result<()> {
     let temp;
     let data_dir = match &args.data_dir {
         Some(dir) => dir.clone(),
@@ -101,18 +128,30 @@ pub async fn run(args: DemoArgs) -> Result<()> {
     })
     .await?;
     let tls = write_certificates(&data_dir, fake.ca_cert_pem())?;
+    let fixtures = upstreams::serve_fixtures(&mut args, &tls).await?;
     let replicas = start_replicas(&args, &data_dir, &tls, fake.addr()).await?;
     let running = &replicas[0];
+    let (store, registry) = (running.app.store.clone(), running.app.registry.clone());
+    // Subscribed before the connectors are listed: one loaded in between
+    // is then seen by both, and connected once.
+    let loads = registry.loads();
+    let present: BTreeSet<String> = registry
+        .list()
+        .iter()
+        .map(|c| c.manifest.id.clone())
+        .collect();
     let users = create_users(
         &fake,
-        &running.app.store,
-        &running.app.registry,
+        &store,
+        &present,
         &user_names(args.extra_users),
         args.token_ttl_seconds,
     )?;
-    let loaded = running.app.registry.list().len();
+    let loaded = present.len();
     if loaded == 0 {
-        tracing::warn!(dir = %args.plugins_dir.display(), "no connectors loaded: build them with `cargo run -p quarry-plugin-builder`");
+        // Not a mistake when an author starts with an empty folder and
+        // installs their connector while the demo runs.
+        tracing::info!(dir = %args.plugins_dir.display(), "no connectors yet: those installed into the folder are loaded and connected while the demo runs (the repository's are built with `cargo run -p quarry-plugin-builder`)");
     }
     let base_url = format!("https://{}/v1", running.addr);
     let first_line = json!({
@@ -124,16 +163,23 @@ pub async fn run(args: DemoArgs) -> Result<()> {
         "users": users.iter().map(|u| json!({ "email": u.email, "token": u.token.expose(), "mcp_token": u.mcp_token.expose(), "password": DEMO_PASSWORD })).collect::<Vec<_>>(),
         "dashboard_url": format!("https://{}/dashboard", running.addr),
         "replicas": replicas.iter().map(|r| format!("https://{}/v1", r.addr)).collect::<Vec<_>>(),
+        "fixtures": fixtures.as_ref().map(|f| json!({ "addr": f.addr().to_string(), "hosts": f.hosts() })),
     });
     println!("{first_line}");
     eprintln!(
-        "\nQuarry demo: {loaded} connectors against fake upstreams on {}.\nTry:\n  curl --cacert {} -H 'Authorization: Bearer {}' -H 'Content-Type: application/json' \\\n       -d '{{\"query\": \"checkout timeouts\"}}' {base_url}/query\nDocs: {base_url}/docs   Stop: Ctrl-C\nDashboard: https://{}/dashboard (alice@acme.test, password {DEMO_PASSWORD})\n",
+        "\nQuarry demo: {loaded} connectors against fake upstreams on {}.\nTry:\n  curl --cacert {} -H 'Authorization: Bearer {}' -H 'Content-Type: application/json' \\\n       -d '{{\"query\": \"checkout timeouts\"}}' {base_url}/query\nDocs: {base_url}/docs   Stop: Ctrl-C\nDashboard: https://{}/dashboard (alice@acme.test, password {DEMO_PASSWORD})\nConnectors installed into {} while it runs are connected for every demo user (token fake-<id>-<user>).\n",
         fake.addr(),
         tls.ca.display(),
         users[0].token.expose(),
         running.addr,
+        args.plugins_dir.display(),
     );
-    crate::server::serve_until_signal(replicas).await?;
+    let connecting =
+        connect::connect_later_connectors(&fake, &store, &registry, &users, loads, present);
+    tokio::select! {
+        served = crate::server::serve_until_signal(replicas) => served?,
+        never = connecting => match never {},
+    }
     fake.shutdown().await;
     Ok(())
 }
@@ -197,6 +243,9 @@ fn access_token(fake: &FakeSaas, connector: &str, name: &str) -> String {
 
 /// A demo user and their tokens: one for `/v1`, one for `/mcp`.
 struct DemoUser {
+    /// `alice`, `bob`, `user1`, ...
+    name: String,
+    id: String,
     email: String,
     token: Secret,
     mcp_token: Secret,
@@ -205,7 +254,7 @@ struct DemoUser {
 fn create_users(
     fake: &FakeSaas,
     store: &Store,
-    registry: &crate::connectors::Registry,
+    connectors: &BTreeSet<String>,
     names: &[String],
     ttl: u64,
 ) -> Result<Vec<DemoUser>> {
@@ -216,26 +265,39 @@ fn create_users(
             Some(user) => user,
             None => store.create_user(&email)?,
         };
-        for connector in registry.list() {
-            let id = &connector.manifest.id;
-            crate::admin::connect(
-                store,
-                &user.id,
-                id,
-                Secret::new(access_token(fake, id, name)),
-                demo_settings(id),
-            )?;
+        for connector in connectors {
+            connect_user(fake, store, &user.id, name, connector)?;
         }
         crate::dashboard::session::set_password(store, &user.id, DEMO_PASSWORD)?;
         let (token, _) = store.issue_token(&user.id, ttl, Audience::V1)?;
         let (mcp_token, _) = store.issue_token(&user.id, ttl, Audience::Mcp)?;
         out.push(DemoUser {
+            name: name.clone(),
+            id: user.id,
             email,
             token,
             mcp_token,
         });
     }
     Ok(out)
+}
+
+/// Connects the demo user `name` to `connector` with the demo's
+/// credential and the fake company's settings.
+fn connect_user(
+    fake: &FakeSaas,
+    store: &Store,
+    user_id: &str,
+    name: &str,
+    connector: &str,
+) -> Result<()> {
+    crate::admin::connect(
+        store,
+        user_id,
+        connector,
+        Secret::new(access_token(fake, connector, name)),
+        demo_settings(connector),
+    )
 }
 
 pub(crate) struct TlsFiles {
@@ -304,17 +366,6 @@ fn demo_config(
     tls_table.insert("cert".into(), tls.cert.display().to_string().into());
     tls_table.insert("key".into(), tls.key.display().to_string().into());
     set("tls", tls_table.into());
-    let overrides: toml::Table = FakeSaas::hosts()
-        .iter()
-        .map(|h| (h.to_string(), fake.to_string().into()))
-        .collect();
-    let mut upstream = toml::Table::new();
-    upstream.insert("host_overrides".into(), overrides.into());
-    upstream.insert(
-        "extra_root_certs".into(),
-        toml::Value::Array(vec![tls.fake_ca.display().to_string().into()]),
-    );
-    set("upstream", upstream.into());
     // A receiver on this machine (tests, trying the demo) must be reachable.
     let mut webhooks = toml::Table::new();
     webhooks.insert("allow_plain_http".into(), true.into());
@@ -350,7 +401,17 @@ fn demo_config(
     sso.insert("name".into(), "Okta".into());
     dashboard.insert("sso".into(), sso.into());
     set("dashboard", dashboard.into());
-    Config::from_sources(&table.to_string(), std::env::vars()).context("the demo configuration")
+    let mut config = Config::from_sources(&table.to_string(), std::env::vars())
+        .context("the demo configuration")?;
+    // Set after the environment, so that each source adds to the others.
+    upstreams::add_upstreams(
+        &mut config.upstream,
+        fake,
+        &tls.fake_ca,
+        &args.fakes,
+        &args.fake_cas,
+    )?;
+    Ok(config)
 }
 
 const COMPONENT_CACHE: &str = "cache/components";

@@ -58,6 +58,8 @@ pub struct DemoOptions {
     extra_users: usize,
     upstream_faults: Option<String>,
     binary: Option<PathBuf>,
+    plugins_dir: Option<PathBuf>,
+    args: Vec<String>,
 }
 
 impl DemoOptions {
@@ -122,6 +124,19 @@ impl DemoOptions {
     /// release build).
     pub fn binary(mut self, path: &Path) -> Self {
         self.binary = Some(path.to_path_buf());
+        self
+    }
+
+    /// A plugins folder of the test's own instead of the built connectors
+    /// (to install connectors into while the demo runs).
+    pub fn plugins_dir(mut self, dir: &Path) -> Self {
+        self.plugins_dir = Some(dir.to_path_buf());
+        self
+    }
+
+    /// One more argument for `quarry demo` (`--fake`, `HOST=ADDR`, ...).
+    pub fn arg(mut self, arg: &str) -> Self {
+        self.args.push(arg.to_string());
         self
     }
 
@@ -429,7 +444,7 @@ impl Demo {
 
     fn spawn(options: DemoOptions) -> Demo {
         let binary = options.binary.clone().unwrap_or_else(quarry_binary);
-        let plugins = built_connectors();
+        let plugins = options.plugins_dir.clone().unwrap_or_else(built_connectors);
         let (temp_data, data_dir) = match &options.data_dir {
             Some(dir) => (None, dir.clone()),
             None => {
@@ -478,6 +493,7 @@ impl Demo {
         if let Some(spec) = &options.upstream_faults {
             command.arg("--upstream-faults").arg(spec);
         }
+        command.args(&options.args);
         // The test's own environment must not change the server's behaviour.
         for (name, _) in std::env::vars_os() {
             let text = name.to_string_lossy();

@@ -76,6 +76,8 @@ pub struct Registry {
     problems: RwLock<BTreeMap<String, String>>,
     /// The stamp of the last load attempt per id, successful or not.
     seen: tokio::sync::Mutex<HashMap<String, Stamp>>,
+    /// How many loads (new or replaced connectors) there have been.
+    loads: tokio::sync::watch::Sender<u64>,
 }
 
 /// What one look at the folder changed.
@@ -103,6 +105,7 @@ impl Registry {
             loaded: RwLock::default(),
             problems: RwLock::default(),
             seen: tokio::sync::Mutex::default(),
+            loads: tokio::sync::watch::Sender::new(0),
         });
         registry.rescan().await;
         Ok(registry)
@@ -131,6 +134,13 @@ impl Registry {
             .collect();
         all.sort_by(|a, b| a.manifest.id.cmp(&b.manifest.id));
         all
+    }
+
+    /// Changes each time a look at the folder loads connectors (new or
+    /// replaced): the demo waits on it to connect its users to connectors
+    /// installed after it started.
+    pub fn loads(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.loads.subscribe()
     }
 
     /// Pairs that failed their last load, with the reason.
@@ -246,6 +256,10 @@ impl Registry {
                     report.refused.push((id, why));
                 }
             }
+        }
+        if !report.loaded.is_empty() {
+            self.loads
+                .send_modify(|count| *count += report.loaded.len() as u64);
         }
         report
     }

@@ -1,0 +1,190 @@
+//! A connector author's first hour with the demo: a connector installed
+//! into the running demo's plugins folder is connected for its users and
+//! answers `/v1/query` from the author's own fake (`fake-saas fixtures`,
+//! reached with `--fake` and `--fake-ca`), while the demo's fake vendors
+//! still answer the connectors it started with.
+
+use std::path::Path;
+use std::time::Duration;
+
+use fake_saas::fixtures::FixtureServer;
+use quarry_tests::server::{Demo, built_connectors};
+use serde_json::{Value, json};
+
+/// The author's fake plays GitHub's issue search with one issue of its own.
+const ROUTES: &str = r#"
+[[routes]]
+url = "https://api.github.com/search/issues"
+file = "issues.json"
+"#;
+
+const FIXTURE_URL: &str = "https://github.com/acme-fixtures/roastery/issues/7";
+
+fn issues() -> Value {
+    json!({
+        "total_count": 1,
+        "incomplete_results": false,
+        "items": [{
+            "number": 7,
+            "html_url": FIXTURE_URL,
+            "repository_url": "https://api.github.com/repos/acme-fixtures/roastery",
+            "title": "Roaster drum overheats during the espresso batch",
+            "body": "The espresso batch overheats the roaster drum; only this fixture says so.",
+            "state": "open",
+            "user": { "login": "fixture-author" },
+            "created_at": "2026-11-01T10:00:00Z",
+            "updated_at": "2026-11-02T10:00:00Z",
+            "labels": [],
+            "comments": 0
+        }]
+    })
+}
+
+/// Copies a built connector into `plugins` as `connector install` does:
+/// the component, then the manifest, each under a temporary name renamed
+/// into place, so that the pair appears whole.
+fn install(plugins: &Path, id: &str) {
+    for extension in ["wasm", "toml"] {
+        let name = format!("{id}.{extension}");
+        let temporary = plugins.join(format!(".{name}.partial"));
+        std::fs::copy(built_connectors().join(&name), &temporary).unwrap();
+        std::fs::rename(&temporary, plugins.join(&name)).unwrap();
+    }
+}
+
+/// The status of `connector` in the user's `GET /v1/connectors`, if listed.
+async fn status(demo: &Demo, token: &str, connector: &str) -> Option<String> {
+    let reply = demo.get("/connectors", Some(token)).await;
+    reply.expect(200, None);
+    reply.body["connectors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == connector)
+        .map(|c| c["status"].as_str().unwrap().to_string())
+}
+
+/// The chunks one connector answered with.
+fn chunks<'a>(reply: &'a Value, connector: &str) -> &'a Vec<Value> {
+    let result = reply["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["connector"] == connector)
+        .unwrap_or_else(|| panic!("no result from {connector}: {reply}"));
+    assert!(result.get("error").is_none(), "{result}");
+    result["chunks"].as_array().unwrap()
+}
+
+#[tokio::test]
+async fn a_connector_installed_after_start_answers_from_the_authors_fake() {
+    let plugins = tempfile::tempdir().unwrap();
+    install(plugins.path(), "slack");
+    let fixtures = tempfile::tempdir().unwrap();
+    std::fs::write(fixtures.path().join("routes.toml"), ROUTES).unwrap();
+    std::fs::write(fixtures.path().join("issues.json"), issues().to_string()).unwrap();
+    let fake = FixtureServer::start(fixtures.path(), "127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+    let ca = fixtures.path().join("ca.pem");
+    std::fs::write(&ca, fake.ca_cert_pem()).unwrap();
+    let demo = Demo::options()
+        .plugins_dir(plugins.path())
+        .arg("--fake")
+        .arg(&format!("api.github.com={}", fake.addr()))
+        .arg("--fake-ca")
+        .arg(ca.to_str().unwrap())
+        .start();
+    assert_eq!(status(&demo, demo.alice(), "github").await, None);
+
+    // The demo's own fake vendors still answer: --fake and --fake-ca add
+    // to its routes and CAs.
+    let reply = demo
+        .query(
+            demo.alice(),
+            &json!({ "query": "invoice", "connectors": ["slack"], "max_results": 3 }),
+        )
+        .await;
+    reply.expect(200, None);
+    let slack = chunks(&reply.body, "slack");
+    assert!(!slack.is_empty(), "{}", reply.body);
+    assert!(
+        slack.iter().all(|c| c["source_url"]
+            .as_str()
+            .unwrap()
+            .starts_with("https://acme.slack.com/")),
+        "{}",
+        reply.body
+    );
+
+    install(plugins.path(), "github");
+    // A guard against a hung reload, not a measurement: the watcher polls
+    // every second, then the component compiles.
+    let mut connected = false;
+    for _ in 0..600 {
+        if status(&demo, demo.alice(), "github").await.as_deref() == Some("connected") {
+            connected = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert!(
+        connected,
+        "github was never connected for alice:\n{}",
+        demo.log()
+    );
+    assert_eq!(
+        status(&demo, demo.bob(), "github").await.as_deref(),
+        Some("connected"),
+        "every demo user is connected"
+    );
+
+    let reply = demo
+        .query(
+            demo.alice(),
+            &json!({ "query": "roaster drum overheats", "connectors": ["github"], "max_results": 3 }),
+        )
+        .await;
+    reply.expect(200, None);
+    let github = chunks(&reply.body, "github");
+    assert!(!github.is_empty(), "{}", reply.body);
+    assert!(
+        github.iter().all(|c| c["source_url"] == FIXTURE_URL),
+        "{}",
+        reply.body
+    );
+    assert!(
+        github.iter().any(|c| c["content"]
+            .as_str()
+            .unwrap()
+            .contains("only this fixture says so")),
+        "{}",
+        reply.body
+    );
+    // The connector asked the author's fake with alice's demo credential.
+    let asked = fake.requests();
+    assert!(!asked.is_empty());
+    for request in &asked {
+        assert_eq!(
+            (request.host.as_str(), request.path.as_str()),
+            ("api.github.com", "/search/issues")
+        );
+        let authorization = request
+            .headers
+            .iter()
+            .find(|(name, _)| name == "authorization")
+            .map(|(_, value)| value.as_str());
+        assert_eq!(authorization, Some("Bearer fake-github-alice"));
+    }
+}
+
+#[test]
+fn a_bad_fake_flag_is_refused_with_the_reason() {
+    let output = std::process::Command::new(quarry_tests::server::quarry_binary())
+        .args(["demo", "--fake", "https://api.acme.example=127.0.0.1:9443"])
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("is not a host name"), "{stderr}");
+}
