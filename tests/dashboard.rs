@@ -756,7 +756,7 @@ async fn connecting_asks_for_the_settings_a_tool_needs() {
     assert!(
         tools
             .text
-            .contains("trello does not issue tokens through OAuth 2")
+            .contains("Trello does not issue tokens through OAuth 2")
     );
     let refused = browser
         .submit("/dashboard/tools", "/dashboard/tools/trello/connect", &[])
@@ -865,4 +865,164 @@ fn records_of(reader: &quarry::store::records::Reader, space: &str) -> Vec<(Vec<
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+/// The rows of the Activity page's table of questions, newest first.
+fn question_rows(page: &Page) -> Vec<String> {
+    page.text
+        .split(r#"<tr data-question=""#)
+        .skip(1)
+        .map(|row| row.split("</tr>").next().unwrap().to_string())
+        .collect()
+}
+
+/// What Quarry did, from the person's sealed history: the questions asked
+/// through the API, newest first, each tool by its label with what it did;
+/// the last day's chart as inline SVG under the same strict CSP; when each
+/// tool was last asked; and a question run again through the query
+/// pipeline, over the tools it asked, charged like a query.
+#[tokio::test]
+async fn the_activity_page_shows_the_questions_and_runs_one_again() {
+    // Three queries today: two through the API, one run again.
+    let demo = Demo::start(&[
+        ("QUARRY_LIMITS__QUERY__MINUTE", "100"),
+        ("QUARRY_LIMITS__QUERY__DAY", "3"),
+    ]);
+    let mut alice = signed_in(&demo, "alice").await;
+    let empty = alice.get("/dashboard/activity").await;
+    assert_eq!(empty.status, 200, "{}", empty.text);
+    assert!(
+        empty
+            .text
+            .contains("You have not asked Quarry anything yet")
+    );
+    assert!(
+        empty
+            .text
+            .contains("No tool was asked anything in the last 24 hours.")
+    );
+
+    let everything = demo
+        .query(demo.alice(), &json!({ "query": "checkout timeouts" }))
+        .await;
+    assert_eq!(everything.status, 200, "{everything}");
+    let marked_up = "checkout <b>timeouts</b> & retries";
+    let linear = demo
+        .query(
+            demo.alice(),
+            &json!({ "query": marked_up, "connectors": ["linear"] }),
+        )
+        .await;
+    assert_eq!(linear.status, 200, "{linear}");
+
+    let page = alice.get("/dashboard/activity").await;
+    assert_eq!(page.status, 200, "{}", page.text);
+    let csp = page.headers["content-security-policy"].to_str().unwrap();
+    assert!(
+        csp.starts_with("default-src 'none'; style-src 'self'; img-src 'self'"),
+        "{csp}"
+    );
+    assert!(!csp.contains("unsafe") && !csp.contains("script"), "{csp}");
+    let rows = question_rows(&page);
+    assert_eq!(rows.len(), 2, "{}", page.text);
+    assert!(rows[0].starts_with("1\""), "newest first: {}", rows[0]);
+    assert!(
+        rows[0].contains("<td>checkout &lt;b&gt;timeouts&lt;/b&gt; &amp; retries</td>"),
+        "{}",
+        rows[0]
+    );
+    assert!(!page.text.contains("<b>timeouts"));
+    // Each tool asked by its label, with what it did and how fast.
+    let linear_there = between(&rows[0], r#"<li data-connector="linear""#, "</li>").unwrap();
+    assert!(
+        linear_there.contains("<strong>Linear</strong>: "),
+        "{linear_there}"
+    );
+    assert!(linear_there.contains(" ms"), "{linear_there}");
+    assert!(
+        !rows[0].contains(r#"data-connector="github""#),
+        "only Linear was asked"
+    );
+    let github_there = between(&rows[1], r#"<li data-connector="github""#, "</li>").unwrap();
+    assert!(
+        github_there.contains("<strong>GitHub</strong>: "),
+        "{github_there}"
+    );
+    // The last day: a chart per tool asked, and the same figures as a table.
+    let figure = between(
+        &page.text,
+        r#"<figure data-connector="linear">"#,
+        "</figure>",
+    )
+    .unwrap();
+    assert!(figure.contains(r#"<svg class="chart""#) && figure.contains(r#"role="img""#));
+    assert!(figure.contains("Linear: latency and failures over the last 24 hours</title>"));
+    assert!(
+        figure.contains(">2 questions in the last 24 hours"),
+        "{figure}"
+    );
+    assert!(figure.contains(r#"<rect class="bar""#), "{figure}");
+    assert!(
+        page.text
+            .contains("<caption>Each tool over the last 24 hours</caption>")
+    );
+
+    // The tools page: labels, and when each was last asked.
+    let tools = alice.get("/dashboard/tools").await;
+    let row = between(&tools.text, r#"<tr data-connector="linear""#, "</tr>").unwrap();
+    assert!(row.contains("</svg>Linear</td>"), "{row}");
+    assert!(
+        row.contains(r#"<td class="last-used"><time datetime="20"#),
+        "{row}"
+    );
+
+    // Run again: over the tools it asked, the answer grouped by tool.
+    let answer = alice
+        .submit("/dashboard/activity", "/dashboard/activity/1/run", &[])
+        .await;
+    assert_eq!(answer.status, 200, "{}", answer.text);
+    assert!(answer.text.contains("<h1>Answer</h1>"), "{}", answer.text);
+    assert_eq!(
+        answer.text.matches("<section").count(),
+        1,
+        "{}",
+        answer.text
+    );
+    assert!(answer.text.contains(r#"data-connector="linear""#));
+    assert!(answer.text.contains("</svg>Linear</h2>"), "{}", answer.text);
+    // The same passages as the API found for the same question.
+    let found = linear.body["results"][0]["chunks"]
+        .as_array()
+        .unwrap()
+        .len();
+    let shown = answer.text.matches(r#"<li class="passage">"#).count();
+    assert_eq!(shown, found, "{}", answer.text);
+    let page = alice.get("/dashboard/activity").await;
+    let rows = question_rows(&page);
+    assert_eq!(rows.len(), 3, "asked again, recorded again");
+    assert!(rows[0].starts_with("2\"") && rows[0].contains("&lt;b&gt;timeouts"));
+
+    // Numbers that name no question of hers: not found (bob has none).
+    let mut bob = signed_in(&demo, "bob").await;
+    let foreign = bob
+        .submit("/dashboard/activity", "/dashboard/activity/1/run", &[])
+        .await;
+    assert_eq!(foreign.status, 404, "{}", foreign.text);
+    let malformed = alice
+        .submit("/dashboard/activity", "/dashboard/activity/first/run", &[])
+        .await;
+    assert_eq!(malformed.status, 404, "{}", malformed.text);
+    // Charged like a query: the day's three are used, here and at the API.
+    let refused = alice
+        .submit("/dashboard/activity", "/dashboard/activity/0/run", &[])
+        .await;
+    assert_eq!(refused.status, 429, "{}", refused.text);
+    assert!(refused.headers.contains_key("retry-after"));
+    let api = demo
+        .query(demo.alice(), &json!({ "query": "checkout timeouts" }))
+        .await;
+    assert_eq!(api.status, 429, "{api}");
+    // A form without its CSRF token runs nothing.
+    let forged = alice.post("/dashboard/activity/0/run", &[]).await;
+    assert_eq!(forged.status, 403, "{}", forged.text);
 }

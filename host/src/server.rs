@@ -60,6 +60,7 @@ pub async fn start(config: Config) -> Result<Running> {
             issuer: app.issuer.clone(),
             webhooks: app.webhooks.clone(),
             deletions: app.deletions.clone(),
+            app: app.clone(),
         },
         config.dashboard.clone(),
         config.oauth_clients.clone(),

@@ -5,10 +5,12 @@
 //
 // One person's whole visit, in order: sign in, connect a tool through the
 // vendor's OAuth (authorization code + PKCE) and one that asks for a
-// setting first, issue an API token and use it
-// from here, approve an assistant's device code at /device, allow an MCP
-// client at its consent page (/oauth/authorize) and see it listed, register and
-// remove a webhook, delete the account and see every token stop working;
+// setting first, issue an API token and use it from here, see the
+// questions asked on the Activity page (each tool by its label, the last
+// day's chart) and run one again, approve an assistant's device code at
+// /device, allow an MCP client at its consent page (/oauth/authorize)
+// and see it listed, register and remove a webhook, delete the account
+// and see every token stop working;
 // then bob signs in with the identity provider (single sign-on, OIDC).
 // Every page visited is screenshotted (full page) into
 // QUARRY_SCREENSHOT_DIR/NN-name.png and checked for a few accessibility
@@ -247,7 +249,7 @@ test('a visit to the dashboard in Chromium', async (t) => {
     const linear = page.locator('tr[data-connector="linear"]');
     // The demo connected it by hand: disconnect, then connect in the browser.
     assert.equal(await linear.getAttribute('data-status'), 'connected');
-    await navigate(() => page.getByRole('button', { name: 'Disconnect linear' }).click());
+    await navigate(() => page.getByRole('button', { name: 'Disconnect Linear' }).click());
     assert.equal(await h1(), 'Disconnected');
     await visit('tool-disconnected');
     await navigate(() => page.getByRole('link', { name: 'Back to your tools' }).click());
@@ -258,7 +260,7 @@ test('a visit to the dashboard in Chromium', async (t) => {
       if (r.isNavigationRequest() && r.frame() === page.mainFrame()) hops.push(`${r.method()} ${r.url()}`);
     };
     page.on('request', record);
-    const landed = await navigate(() => page.getByRole('button', { name: 'Connect linear' }).click());
+    const landed = await navigate(() => page.getByRole('button', { name: 'Connect Linear' }).click());
     page.off('request', record);
 
     // Ours, the vendor's authorize page, our callback, and back to the tools.
@@ -282,7 +284,7 @@ test('a visit to the dashboard in Chromium', async (t) => {
     assert.equal(tools, `GET ${origin}/dashboard/tools?connected=linear`);
 
     assert.equal(landed.status(), 200);
-    assert.equal(await page.getByRole('status').innerText(), 'linear is connected.');
+    assert.equal(await page.getByRole('status').innerText(), 'Linear is connected.');
     assert.equal(await linear.getAttribute('data-status'), 'connected');
     await visit('tool-connected');
 
@@ -301,17 +303,17 @@ test('a visit to the dashboard in Chromium', async (t) => {
 
   await step(t, 'connects Zendesk after typing its subdomain', async () => {
     const zendesk = page.locator('tr[data-connector="zendesk"]');
-    await navigate(() => page.getByRole('button', { name: 'Disconnect zendesk' }).click());
+    await navigate(() => page.getByRole('button', { name: 'Disconnect Zendesk' }).click());
     await navigate(() => page.getByRole('link', { name: 'Back to your tools' }).click());
     assert.equal(await zendesk.getAttribute('data-status'), 'not_connected');
     // Its OAuth endpoints are on the account's subdomain: asked for first.
-    await navigate(() => page.getByRole('button', { name: 'Connect zendesk' }).click());
-    assert.equal(await h1(), 'Connect zendesk');
+    await navigate(() => page.getByRole('button', { name: 'Connect Zendesk' }).click());
+    assert.equal(await h1(), 'Connect Zendesk');
     await visit('tool-settings');
     await page.getByLabel(/^subdomain/).fill('acme');
-    const landed = await navigate(() => page.getByRole('button', { name: 'Continue to zendesk' }).click());
+    const landed = await navigate(() => page.getByRole('button', { name: 'Continue to Zendesk' }).click());
     assert.equal(landed.status(), 200);
-    assert.equal(await page.getByRole('status').innerText(), 'zendesk is connected.');
+    assert.equal(await page.getByRole('status').innerText(), 'Zendesk is connected.');
     assert.equal(await zendesk.getAttribute('data-status'), 'connected');
     const reply = await query(alice.token, { query: 'checkout timeouts', connectors: ['zendesk'] });
     assert.equal(reply.status, 200, reply.text);
@@ -338,6 +340,56 @@ test('a visit to the dashboard in Chromium', async (t) => {
     await navigate(() => page.reload());
     assert.ok(!(await page.content()).includes(apiToken), 'the token is shown once');
     assert.ok((await page.locator('tr[data-token-id]').count()) >= 1);
+  });
+
+  await step(t, 'shows what Quarry did: the tools asked, the Activity page, a question run again', async () => {
+    // The tools by their labels, each with when it was last asked.
+    await navigate(() => page.getByRole('link', { name: 'Connected tools' }).click());
+    const github = page.locator('tr[data-connector="github"]');
+    // Named by its label (the badge beside it is hidden from screen readers).
+    assert.equal(await github.getByRole('cell', { name: 'GitHub', exact: true }).count(), 1);
+    assert.equal(await github.locator('td.last-used time').count(), 1, 'asked by the last query');
+    await visit('tools-last-asked');
+
+    const activity = await navigate(() => page.getByRole('link', { name: 'Activity' }).click());
+    assert.equal(await h1(), 'Activity');
+    // The charts need no script and no image: the CSP stays strict.
+    const csp = activity.headers()['content-security-policy'];
+    assert.match(csp, /default-src 'none'/);
+    assert.doesNotMatch(csp, /unsafe|script-src/);
+    // Newest first: the API token's question of every connected tool.
+    const questions = page.locator('tr[data-question]');
+    const asked = await questions.count();
+    assert.ok(asked >= 3, `${asked} questions listed`);
+    const latest = questions.first();
+    assert.equal(await latest.locator('td').first().innerText(), 'checkout timeouts');
+    const githubThere = latest.locator('li[data-connector="github"]');
+    assert.equal(await githubThere.locator('strong').innerText(), 'GitHub');
+    assert.match(await githubThere.innerText(), /\d+ ms/);
+    // The last day's chart: server-rendered SVG, named and described.
+    const chart = page.locator('figure[data-connector="github"] svg.chart');
+    assert.equal(await chart.getAttribute('role'), 'img');
+    assert.match(await chart.locator('title').first().textContent(), /^GitHub: latency and failures over the last 24 hours$/);
+    assert.match(await chart.locator('desc').textContent(), /questions? in the last 24 hours/);
+    assert.ok((await chart.locator('rect.bar').count()) >= 1, 'a bar for this hour');
+    assert.equal(await page.getByRole('table', { name: 'Each tool over the last 24 hours' }).count(), 1);
+    await visit('activity');
+
+    // Run the Linear-only question again: the answer, grouped by tool.
+    const linearOnly = questions.filter({ hasText: 'checkout timeouts' }).filter({
+      has: page.locator('li[data-connector="linear"]'),
+      hasNot: page.locator('li[data-connector="github"]'),
+    });
+    const answered = await navigate(() => linearOnly.first().getByRole('button', { name: /^Run again/ }).click());
+    assert.equal(answered.status(), 200);
+    assert.equal(await h1(), 'Answer');
+    const linear = page.getByRole('region', { name: 'Linear' });
+    assert.ok(await linear.isVisible());
+    assert.equal(await page.locator('section[data-connector]').count(), 1, 'only the tool it asked');
+    assert.ok((await linear.locator('ol.passages li').count()) >= 1, await linear.innerText());
+    await visit('activity-run-again');
+    await navigate(() => page.getByRole('link', { name: 'Back to your activity' }).click());
+    assert.equal(await questions.count(), asked + 1, 'the question asked again is in the history');
   });
 
   let deviceToken;

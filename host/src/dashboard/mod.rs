@@ -5,12 +5,16 @@
 //! It sits outside `/v1` and its gate: [`guard`] is its own middleware
 //! (sessions, CSRF, security headers on every page). One file per group of
 //! pages: [`session`] (sign-in, sessions, passwords), [`sso`] (single
-//! sign-on), [`tools`], [`tokens`], [`webhooks`], [`account`]; [`templates`]
-//! renders them.
+//! sign-on), [`tools`], [`activity`] (what Quarry did: the person's
+//! questions and each tool's last day, from `usage`, drawn by `chart`),
+//! [`tokens`], [`webhooks`], [`account`]; [`templates`] renders them.
 
 pub mod account;
+pub mod activity;
 pub mod authorize;
+mod chart;
 pub mod device;
+mod logo;
 mod pending;
 pub mod session;
 mod settings;
@@ -18,6 +22,7 @@ pub mod sso;
 pub mod templates;
 pub mod tokens;
 pub mod tools;
+mod usage;
 pub mod webhooks;
 
 use std::collections::{BTreeMap, HashMap};
@@ -52,6 +57,9 @@ pub struct Needs {
     pub issuer: Arc<Issuer>,
     pub webhooks: Arc<Webhooks>,
     pub deletions: Arc<Deletions>,
+    /// The API's services: the archive (the person's query history) and
+    /// the query pipeline (asking a question again).
+    pub app: crate::api::App,
 }
 
 /// Everything the dashboard's pages reach.
@@ -62,6 +70,7 @@ pub struct Dashboard {
     pub issuer: Arc<Issuer>,
     pub webhooks: Arc<Webhooks>,
     pub deletions: Arc<Deletions>,
+    pub app: crate::api::App,
     pub config: DashboardConfig,
     /// The host as an OAuth client of the vendors (connecting a tool).
     pub vendors: crate::oauth::Vendors,
@@ -95,6 +104,7 @@ impl Dashboard {
             issuer,
             webhooks,
             deletions,
+            app,
         } = needs;
         Ok(Dashboard {
             store,
@@ -103,6 +113,7 @@ impl Dashboard {
             issuer,
             webhooks,
             deletions,
+            app,
             sso,
             config,
             vendors: crate::oauth::Vendors::new(http, clients),
@@ -129,6 +140,11 @@ pub fn router(dashboard: Arc<Dashboard>) -> Router {
         .route("/dashboard/tools", get(tools::page))
         .route("/dashboard/tools/{id}/connect", post(tools::connect))
         .route("/dashboard/tools/{id}/disconnect", post(tools::disconnect))
+        .route("/dashboard/activity", get(activity::page))
+        .route(
+            "/dashboard/activity/{number}/run",
+            post(activity::run_again),
+        )
         .route("/dashboard/oauth/callback", get(tools::callback))
         .route("/dashboard/tokens", get(tokens::page).post(tokens::issue))
         .route("/dashboard/tokens/{id}/revoke", post(tokens::revoke))

@@ -90,7 +90,7 @@ fn settings_page(
     values: &[(String, String)],
     problem: Option<&str>,
 ) -> Response {
-    let id = &manifest.id;
+    let (id, label) = (&manifest.id, &manifest.label);
     let value_of = |name: &str| {
         values
             .iter()
@@ -102,7 +102,7 @@ fn settings_page(
             (error_notice(problem))
         }
         p {
-            (id) " needs these settings of your account before you approve Quarry's \
+            (label) " needs these settings of your account before you approve Quarry's \
              read-only access there."
         }
         (post_form(session, &format!("/dashboard/tools/{id}/connect"), html! {
@@ -111,11 +111,11 @@ fn settings_page(
             @for setting in askable(manifest) {
                 (setting_field(setting, value_of(&setting.name)))
             }
-            p { button type="submit" { "Continue to " (id) } }
+            p { button type="submit" { "Continue to " (label) } }
         }))
         p { a href="/dashboard/tools" { "Back to your tools" } }
     };
-    let mut response = signed_in_page(&format!("Connect {id}"), session, body);
+    let mut response = signed_in_page(&format!("Connect {label}"), session, body);
     // The form's answer is a redirect to the vendor: allow its origin, with
     // a wildcard for the label a setting fills (and the demo's overrides).
     let mut origins = vec!["'self'".to_string()];

@@ -1,6 +1,7 @@
 //! The dashboard's HTML: one layout (landmarks, a skip link, a navigation
 //! list), the small components the pages share (forms, tables, notices),
-//! and the stylesheet and icon served from the binary.
+//! and the stylesheet and icon served from the binary (which also colours
+//! the tools' badges, `logo.rs`, and the activity charts, `chart.rs`).
 //!
 //! Every page is a [`Markup`] built with maud's `html!`, which escapes
 //! whatever it splices in: text from people, vendors and manifests never
@@ -43,6 +44,18 @@ button.danger{background:#b3261e;color:#fff;border:1px solid #8c1d18;border-radi
 .notice{padding:.6rem;border-left:4px solid #36c}.error{border-left-color:#c33}
 .notice h2{margin-top:0}
 form.inline{display:inline}
+.logo{vertical-align:middle;margin-right:.4rem;flex:none}
+.logo text{fill:#fff;font:600 11px system-ui,sans-serif}
+.logo-0 rect{fill:#1f5fa8}.logo-1 rect{fill:#7a3fb0}.logo-2 rect{fill:#0f7a5c}.logo-3 rect{fill:#b3261e}
+.logo-4 rect{fill:#8a5a00}.logo-5 rect{fill:#00677f}.logo-6 rect{fill:#a4286a}.logo-7 rect{fill:#4a5568}
+.failed{color:#c33}
+ul.tools{list-style:none;padding:0;margin:0}ul.tools li{margin:.15rem 0}
+.charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(15rem,1fr));gap:1rem;margin:1rem 0}
+figure{margin:0}figcaption{font-weight:600;display:flex;align-items:center}
+svg.chart{display:block;width:100%;height:auto}
+.chart text{fill:currentColor;font:10px system-ui,sans-serif}
+.chart .axis{stroke:#8888}.chart .bar{fill:#36c}.chart .failure{fill:#c33}
+ol.passages li{margin:.8rem 0}ol.passages p{margin:.2rem 0}
 ";
 
 /// The tab's icon (a cut stone): linked from every page, so that browsers
@@ -110,6 +123,7 @@ fn navigation(session: &Session) -> Markup {
         nav aria-label="Dashboard" {
             ul {
                 li { a href="/dashboard/tools" { "Connected tools" } }
+                li { a href="/dashboard/activity" { "Activity" } }
                 li { a href="/dashboard/tokens" { "API tokens" } }
                 li { a href="/dashboard/webhooks" { "Webhooks" } }
                 li { a href="/dashboard/account/delete" { "Delete my data" } }

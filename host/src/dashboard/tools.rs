@@ -1,5 +1,6 @@
-//! Connected tools: every connector of the registry with the user's status,
-//! connecting one (OAuth 2.0 authorization code with PKCE S256, `state`
+//! Connected tools: every connector of the registry by its label, with
+//! its badge, the user's status and when the user last asked it (from
+//! their query history, `usage.rs`); connecting one (OAuth 2.0 authorization code with PKCE S256, `state`
 //! bound to the session, stored server-side, single use, 10 minutes) and
 //! disconnecting one (its tokens revoked at the vendor when the manifest
 //! says how, then the grant removed).
@@ -14,6 +15,7 @@ use axum::response::{IntoResponse, Redirect, Response};
 use maud::{Markup, html};
 use serde::{Deserialize, Serialize};
 
+use super::logo::badge;
 use super::session::Session;
 use super::settings::{
     Step, askable, merged_settings, origin_of, settings_step, widen_form_action,
@@ -21,8 +23,10 @@ use super::settings::{
 use super::templates::{
     button_form, internal_error, message, signed_in_page, status_notice, table,
 };
+use super::usage::{self, Question, ToolUse, outcome};
 use super::{Dashboard, expected_origin, pending};
-use crate::connectors::manifest::{Flow, OAuth, fill_endpoint};
+use crate::calendar::rfc3339;
+use crate::connectors::manifest::{Flow, Manifest, fill_endpoint};
 use crate::oauth::{Outcome, TokenToRevoke};
 use crate::store::records::Writer;
 use crate::store::{Counted, Grant, GrantStatus, UserData, now, random_b64};
@@ -57,10 +61,12 @@ struct Connecting {
 const WRITE_WORDS: &[&str] = &["write", "admin", "manage", "delete", "create", "edit"];
 
 /// Why a connector cannot be connected from the dashboard, if it cannot.
-fn refusal(dashboard: &Dashboard, connector: &str, oauth: Option<&OAuth>) -> Option<String> {
+fn refusal(dashboard: &Dashboard, manifest: &Manifest) -> Option<String> {
+    let (connector, label) = (&manifest.id, &manifest.label);
+    let oauth = manifest.oauth.as_ref();
     let Some(oauth) = oauth.filter(|o| o.flow == Flow::AuthorizationCode) else {
         return Some(format!(
-            "{connector} does not issue tokens through OAuth 2: the operator connects it \
+            "{label} does not issue tokens through OAuth 2: the operator connects it \
              (quarry admin connect)."
         ));
     };
@@ -68,14 +74,14 @@ fn refusal(dashboard: &Dashboard, connector: &str, oauth: Option<&OAuth>) -> Opt
         let lower = scope.to_lowercase();
         if let Some(word) = WRITE_WORDS.iter().find(|w| lower.contains(*w)) {
             return Some(format!(
-                "{connector} asks for the scope {scope:?}, whose name says {word:?}: Quarry \
+                "{label} asks for the scope {scope:?}, whose name says {word:?}: Quarry \
                  only requests read-only scopes, so it will not start this connection."
             ));
         }
     }
     if !dashboard.vendors.has_client(connector) {
         return Some(format!(
-            "The operator has not registered an OAuth client for {connector} \
+            "The operator has not registered an OAuth client for {label} \
              (oauth_clients.{connector} in the configuration)."
         ));
     }
@@ -141,12 +147,17 @@ pub async fn page(
 ) -> Response {
     let grants = dashboard.store.grants(&session.user_id).unwrap_or_default();
     let mut connectors = dashboard.registry.list();
-    connectors.sort_by(|a, b| a.manifest.id.cmp(&b.manifest.id));
+    connectors.sort_by_key(|c| (c.manifest.label.to_lowercase(), c.manifest.id.clone()));
+    let history = match last_asked(&dashboard, &session.user_id).await {
+        Ok(history) => history,
+        Err(error) => return internal_error("reading the query history", error),
+    };
+    let last_uses = usage::last_uses(&history.questions);
     let mut rows = Vec::new();
     let mut origins = vec!["'self'".to_string()];
     for connector in &connectors {
-        let id = &connector.manifest.id;
-        let oauth = connector.manifest.oauth.as_ref();
+        let manifest = &connector.manifest;
+        let (id, label) = (&manifest.id, &manifest.label);
         let status = match grants.iter().find(|(c, _)| c == id) {
             Some((_, grant)) if grant.status == GrantStatus::NeedsReconnect => {
                 Status::NeedsReconnect
@@ -154,11 +165,13 @@ pub async fn page(
             Some(_) => Status::Connected,
             None => Status::NotConnected,
         };
-        let refused = refusal(&dashboard, id, oauth);
+        let refused = refusal(&dashboard, manifest);
         if refused.is_none() {
             // Its form leads to the vendor, unless settings come first.
-            let direct = askable(&connector.manifest).next().is_none();
-            if let Some(origin) = oauth
+            let direct = askable(manifest).next().is_none();
+            if let Some(origin) = manifest
+                .oauth
+                .as_ref()
                 .filter(|_| direct)
                 .and_then(|o| browser_authorize_url(&dashboard, &o.authorize_url).ok())
                 .and_then(|u| origin_of(u.as_str()))
@@ -167,36 +180,88 @@ pub async fn page(
                 origins.push(origin);
             }
         }
-        let actions = tool_actions(&session, id, status, refused.as_deref());
+        let actions = tool_actions(&session, manifest, status, refused.as_deref());
+        let last_use = last_uses.get(id.as_str()).copied();
         rows.push(html! {
             tr data-connector=(id) data-status=(status.attribute()) {
-                td { (id) }
-                td { (connector.manifest.description) }
+                td { (badge(id, label)) (label) }
+                td { (manifest.description) }
                 td { (status.label()) }
+                td class="last-used" { (last_used(last_use, history.cut)) }
                 td class="actions" { (actions) }
             }
         });
     }
+    let connected = notice
+        .connected
+        .as_deref()
+        .map(|id| usage::label_of(&dashboard.registry, id, None));
     let body = html! {
-        @if let Some(connected) = &notice.connected {
+        @if let Some(connected) = &connected {
             (status_notice(&format!("{connected} is connected.")))
         }
         p { "Quarry reads these tools on your behalf, with read-only access you grant." }
         (table(
             "Your tools",
-            &["Tool", "What it searches", "Status", "Actions"],
+            &["Tool", "What it searches", "Status", "Last asked", "Actions"],
             &rows,
             "No tools are installed.",
         ))
+        p { a href="/dashboard/activity" { "See what Quarry asked each tool" } }
     };
     let mut response = signed_in_page("Connected tools", &session, body);
     widen_form_action(&mut response, &origins);
     response
 }
 
+/// The person's latest questions, read until every installed tool has
+/// been seen in one (or the history, or the page's bound, ends).
+async fn last_asked(dashboard: &Dashboard, user_id: &str) -> anyhow::Result<usage::Read> {
+    let mut unseen: std::collections::HashSet<String> = dashboard
+        .registry
+        .list()
+        .iter()
+        .map(|c| c.manifest.id.clone())
+        .collect();
+    let archive = dashboard.app.archive.clone();
+    let user_id = user_id.to_string();
+    tokio::task::spawn_blocking(move || {
+        usage::read(&archive, &user_id, |_, next| {
+            let more = !unseen.is_empty();
+            for tool in &next.tools {
+                unseen.remove(&tool.connector);
+            }
+            more
+        })
+    })
+    .await?
+}
+
+/// When a tool was last asked and what it did then; else whether it
+/// never was, as far as the history was read.
+fn last_used(last_use: Option<(&Question, &ToolUse)>, history_cut: bool) -> Markup {
+    let Some((question, tool)) = last_use else {
+        return html! {
+            @if history_cut { "Not in your latest questions" } @else { "Never" }
+        };
+    };
+    let at = rfc3339(question.asked_at_ms.div_euclid(1000));
+    html! {
+        time datetime=(at) { (at) }
+        br;
+        small class=[tool.error.as_ref().map(|_| "failed")] { (outcome(tool)) }
+    }
+}
+
 /// A tool's buttons: connect (or reconnect) when the dashboard can, else
 /// why not while it is not connected; disconnect when it is.
-fn tool_actions(session: &Session, id: &str, status: Status, refused: Option<&str>) -> Markup {
+fn tool_actions(
+    session: &Session,
+    manifest: &Manifest,
+    status: Status,
+    refused: Option<&str>,
+) -> Markup {
+    let (id, label) = (&manifest.id, &manifest.label);
     let connected = status != Status::NotConnected;
     let verb = if connected { "Reconnect" } else { "Connect" };
     html! {
@@ -205,7 +270,7 @@ fn tool_actions(session: &Session, id: &str, status: Status, refused: Option<&st
                 session,
                 &format!("/dashboard/tools/{id}/connect"),
                 verb,
-                &format!("{verb} {id}"),
+                &format!("{verb} {label}"),
             )),
             Some(reason) if !connected => small { (reason) },
             Some(_) => {},
@@ -217,7 +282,7 @@ fn tool_actions(session: &Session, id: &str, status: Status, refused: Option<&st
                 session,
                 &format!("/dashboard/tools/{id}/disconnect"),
                 "Disconnect",
-                &format!("Disconnect {id}"),
+                &format!("Disconnect {label}"),
             ))
         }
     }
@@ -241,11 +306,14 @@ pub async fn connect(
             "There is no such tool.",
         );
     };
-    let oauth = connector.manifest.oauth.as_ref();
-    if let Some(reason) = refusal(&dashboard, &id, oauth) {
+    if let Some(reason) = refusal(&dashboard, &connector.manifest) {
         return message(StatusCode::CONFLICT, "Cannot connect this tool", &reason);
     }
-    let oauth = oauth.expect("checked by refusal");
+    let oauth = connector
+        .manifest
+        .oauth
+        .as_ref()
+        .expect("checked by refusal");
     let Some(origin) = expected_origin(&dashboard, &headers, &uri) else {
         return message(StatusCode::BAD_REQUEST, "Bad request", "Unknown host.");
     };
@@ -349,7 +417,7 @@ pub async fn callback(
                 "Connection failed",
                 &format!(
                     "{} did not give a token for this connection. Try again.",
-                    pending.connector
+                    usage::label_of(&dashboard.registry, &pending.connector, None)
                 ),
             )
         }
@@ -450,11 +518,12 @@ pub async fn disconnect(
          Quarry's access in the tool's own settings to be sure."
     };
     tracing::info!(user = %session.user_id, connector = %id, "dashboard: tool disconnected");
+    let label = usage::label_of(&dashboard.registry, &id, None);
     signed_in_page(
         "Disconnected",
         &session,
         html! {
-            (status_notice(&format!("{id} is disconnected. {said}")))
+            (status_notice(&format!("{label} is disconnected. {said}")))
             p { a href="/dashboard/tools" { "Back to your tools" } }
         },
     )
