@@ -112,6 +112,7 @@ quarry_connector_sdk::export!(GitHub);
 #[cfg(test)]
 mod tests {
     use super::*;
+    use quarry_connector_sdk::testing::with_upstream;
 
     #[test]
     fn finds_the_next_page_in_link_headers() {
@@ -130,5 +131,107 @@ mod tests {
         assert_eq!(doc.url, "https://github.com/acme/shop/issues/482");
         assert_eq!(doc.author.as_deref(), Some("dlopez"));
         assert!(doc.metadata.contains("\"kind\":\"issue\""));
+    }
+
+    #[test]
+    fn a_spent_rate_limit_is_told_from_a_refused_permission() {
+        // GitHub's primary rate limit: 403 with no request left.
+        let spent = Response::for_test(
+            403,
+            &[("X-RateLimit-Remaining", "0"), ("Retry-After", "60")],
+            r#"{"message": "API rate limit exceeded for user ID 1."}"#,
+        );
+        assert!(matches!(
+            check(spent),
+            Err(SearchError::RateLimited(Some(60)))
+        ));
+        // A 403 with requests left is a permission the token lacks.
+        let forbidden = Response::for_test(
+            403,
+            &[("X-RateLimit-Remaining", "4999")],
+            r#"{"message": "Resource not accessible by integration"}"#,
+        );
+        assert!(matches!(
+            check(forbidden),
+            Err(SearchError::InvalidRequest(m)) if m == "HTTP 403: Resource not accessible by integration"
+        ));
+        // The secondary rate limit, and a revoked token.
+        let secondary = Response::for_test(429, &[("retry-after", "5")], "");
+        assert!(matches!(
+            check(secondary),
+            Err(SearchError::RateLimited(Some(5)))
+        ));
+        let revoked = Response::for_test(401, &[], r#"{"message": "Bad credentials"}"#);
+        assert!(matches!(
+            check(revoked),
+            Err(SearchError::Unauthorized(m)) if m == "Bad credentials"
+        ));
+    }
+
+    fn request() -> SearchRequest {
+        SearchRequest::new("checkout timeout", &["checkout", "timeout"], &[])
+            .with_setting("scope", "repo:acme/shop")
+    }
+
+    fn item(number: i64) -> Value {
+        json!({
+            "html_url": format!("https://github.com/acme/shop/issues/{number}"),
+            "repository_url": "https://api.github.com/repos/acme/shop",
+            "number": number,
+            "title": format!("Checkout timeout #{number}"),
+            "body": "",
+            "updated_at": "2025-05-06T16:40:02Z"
+        })
+    }
+
+    #[test]
+    fn search_asks_within_the_scope_and_follows_the_next_link() {
+        let (documents, sent) = with_upstream(
+            |request| {
+                let next = r#"<https://api.github.com/search/issues?page=2>; rel="next""#;
+                Ok(match request.param("page").as_deref() {
+                    Some("1") => Response::for_test(
+                        200,
+                        &[("Link", next)],
+                        json!({ "items": [item(1)] }).to_string(),
+                    ),
+                    _ => Response::for_test(200, &[], json!({ "items": [item(2)] }).to_string()),
+                })
+            },
+            || GitHub::search(request()),
+        );
+        let ids: Vec<String> = documents.unwrap().into_iter().map(|d| d.id).collect();
+        assert_eq!(ids, ["acme/shop#1", "acme/shop#2"]);
+        assert_eq!(sent.len(), 2);
+        assert_eq!(sent[0].without_query(), API);
+        assert_eq!(
+            sent[0].param("q").as_deref(),
+            Some("checkout OR timeout repo:acme/shop")
+        );
+        assert_eq!(sent[0].header("x-github-api-version"), Some("2022-11-28"));
+        assert_eq!(sent[1].param("page").as_deref(), Some("2"));
+    }
+
+    #[test]
+    fn a_revoked_token_makes_the_search_unauthorized() {
+        let (result, sent) = with_upstream(
+            |_| {
+                Ok(Response::for_test(
+                    401,
+                    &[],
+                    r#"{"message": "Bad credentials"}"#,
+                ))
+            },
+            || GitHub::search(request()),
+        );
+        assert!(matches!(result, Err(SearchError::Unauthorized(m)) if m == "Bad credentials"));
+        assert_eq!(sent.len(), 1, "no second page after a refusal");
+        // Without its scope setting, nothing is sent.
+        let (result, sent) = with_upstream(
+            |_| panic!("nothing should be sent"),
+            || GitHub::search(SearchRequest::new("x", &["x"], &[])),
+        );
+        assert!(matches!(result, Err(SearchError::InvalidRequest(m)) if m.contains("scope")));
+        assert!(sent.is_empty());
     }
 }

@@ -69,21 +69,26 @@ impl Request {
         self.header("content-type", content_type)
     }
 
-    /// Sends the request through the host.
+    /// Sends the request through the host. (In a native build, a unit
+    /// test's, there is no host: the request goes to the fake upstream of
+    /// [`crate::testing::with_upstream`].)
     pub fn send(self) -> Result<Response, SearchError> {
-        let request = host::Request {
+        let request = self.into_host();
+        if cfg!(target_arch = "wasm32") {
+            host::fetch(&request)
+                .map(Response::from_host)
+                .map_err(fetch_error)
+        } else {
+            crate::testing::fetch(&request)
+        }
+    }
+
+    fn into_host(self) -> host::Request {
+        host::Request {
             method: self.method,
             url: self.url,
             headers: self.headers,
             body: self.body,
-        };
-        match host::fetch(&request) {
-            Ok(response) => Ok(Response {
-                status: response.status,
-                headers: response.headers,
-                body: response.body,
-            }),
-            Err(error) => Err(fetch_error(error)),
         }
     }
 }
@@ -100,25 +105,13 @@ pub fn send_all(requests: Vec<Request>) -> Vec<Result<Response, SearchError>> {
     if requests.is_empty() {
         return Vec::new();
     }
-    let requests: Vec<host::Request> = requests
-        .into_iter()
-        .map(|r| host::Request {
-            method: r.method,
-            url: r.url,
-            headers: r.headers,
-            body: r.body,
-        })
-        .collect();
+    let requests: Vec<host::Request> = requests.into_iter().map(Request::into_host).collect();
+    if !cfg!(target_arch = "wasm32") {
+        return requests.iter().map(crate::testing::fetch).collect();
+    }
     host::fetch_many(&requests)
         .into_iter()
-        .map(|result| match result {
-            Ok(response) => Ok(Response {
-                status: response.status,
-                headers: response.headers,
-                body: response.body,
-            }),
-            Err(error) => Err(fetch_error(error)),
-        })
+        .map(|result| result.map(Response::from_host).map_err(fetch_error))
         .collect()
 }
 
@@ -149,6 +142,42 @@ pub struct Response {
 }
 
 impl Response {
+    /// A response as the host hands one to the connector, for unit tests:
+    /// what the connector makes of a status, its headers and its body
+    /// (its error mapping above all). Header names are kept as given;
+    /// [`Response::header`] finds them in any case.
+    ///
+    /// ```
+    /// use quarry_connector_sdk::prelude::*;
+    ///
+    /// let response = Response::for_test(429, &[("Retry-After", "30")], "");
+    /// assert!(matches!(
+    ///     response.error_for_status(),
+    ///     Err(SearchError::RateLimited(Some(30)))
+    /// ));
+    /// ```
+    ///
+    /// To run a whole `search` natively against such responses, see
+    /// [`crate::testing`].
+    pub fn for_test(status: u16, headers: &[(&str, &str)], body: impl Into<Vec<u8>>) -> Response {
+        Response {
+            status,
+            headers: headers
+                .iter()
+                .map(|(name, value)| header(name, *value))
+                .collect(),
+            body: body.into(),
+        }
+    }
+
+    fn from_host(response: host::Response) -> Response {
+        Response {
+            status: response.status,
+            headers: response.headers,
+            body: response.body,
+        }
+    }
+
     /// The first header of that name (case-insensitive).
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers
@@ -210,5 +239,85 @@ impl Response {
         }
         let text = self.text();
         crate::text::truncate(text.trim(), 200).to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::with_upstream;
+    use serde_json::Value;
+
+    #[test]
+    fn statuses_map_to_search_errors() {
+        let error = |status, headers: &[(&str, &str)], body: &str| {
+            Response::for_test(status, headers, body)
+                .error_for_status()
+                .unwrap_err()
+        };
+        assert!(matches!(
+            error(401, &[], r#"{"message": "Bad credentials"}"#),
+            SearchError::Unauthorized(m) if m == "Bad credentials"
+        ));
+        assert!(matches!(
+            error(429, &[("Retry-After", "30")], ""),
+            SearchError::RateLimited(Some(30))
+        ));
+        assert!(matches!(
+            error(429, &[("retry-after", "Wed, 21 Oct 2026 07:28:00 GMT")], ""),
+            SearchError::RateLimited(None)
+        ));
+        assert!(matches!(
+            error(503, &[], "overloaded"),
+            SearchError::Upstream(m) if m == "HTTP 503: overloaded"
+        ));
+        assert!(matches!(
+            error(404, &[], r#"{"error": "no such space"}"#),
+            SearchError::InvalidRequest(m) if m == "HTTP 404: no such space"
+        ));
+        let ok = Response::for_test(200, &[("X-Total", "3")], "{}")
+            .error_for_status()
+            .unwrap();
+        assert_eq!(ok.header("x-total"), Some("3"));
+    }
+
+    #[test]
+    fn natively_requests_go_to_the_fake_upstream() {
+        let (result, sent) = with_upstream(
+            |request| match request.without_query() {
+                "https://api.example.com/a" => Ok(Response::for_test(200, &[], r#"{"n": 1}"#)),
+                _ => Err(SearchError::Denied(format!(
+                    "{} is not a route",
+                    request.url
+                ))),
+            },
+            || {
+                let first: Value = Request::get("https://api.example.com/a?q=caf%C3%A9+au+lait")
+                    .send()?
+                    .json()?;
+                let batch = send_all(vec![
+                    Request::post("https://api.example.com/b").json(&serde_json::json!({"q": 1})),
+                    Request::get("https://api.example.com/a"),
+                ]);
+                Ok::<_, SearchError>((first, batch))
+            },
+        );
+        let (first, batch) = result.unwrap();
+        assert_eq!(first["n"], 1);
+        assert!(matches!(&batch[0], Err(SearchError::Denied(m)) if m.contains("/b")));
+        assert_eq!(batch[1].as_ref().unwrap().status, 200);
+        assert_eq!(sent.len(), 3);
+        assert_eq!(sent[0].method, "GET");
+        assert_eq!(sent[0].param("q").as_deref(), Some("café au lait"));
+        assert_eq!(sent[0].header("Accept"), Some("application/json"));
+        assert_eq!(sent[1].method, "POST");
+        assert_eq!(sent[1].json(), Some(serde_json::json!({"q": 1})));
+        assert_eq!(sent[1].header("content-type"), Some("application/json"));
+    }
+
+    #[test]
+    #[should_panic(expected = "no host to fetch through")]
+    fn natively_a_request_without_a_fake_upstream_panics() {
+        let _ = Request::get("https://api.example.com/a").send();
     }
 }

@@ -21,12 +21,17 @@
 //!
 //! The host does the rest: it adds the user's credential, enforces the
 //! manifest's routes, and ranks and cites what `search` returns.
+//!
+//! The crate builds natively too, for its unit tests: build responses with
+//! [`http::Response::for_test`] to test the error mapping, and run
+//! `search` against canned answers with [`testing::with_upstream`].
 
 pub mod atlassian;
 pub mod http;
 pub mod json;
 pub mod log;
 pub mod page;
+pub mod testing;
 pub mod text;
 pub mod time;
 pub mod url;
@@ -103,6 +108,14 @@ impl SearchRequest {
             until: until.map(String::from),
             ..self
         }
+    }
+
+    /// The same request with a setting of the user's connection (one of
+    /// the manifest's `[[settings]]`), replacing one of the same name.
+    pub fn with_setting(mut self, name: &str, value: &str) -> SearchRequest {
+        self.settings.retain(|(n, _)| n != name);
+        self.settings.push((name.to_string(), value.to_string()));
+        self
     }
 }
 
@@ -211,5 +224,15 @@ mod tests {
         assert_eq!(request.keywords_or_query(" OR "), "\"in euros\" OR refund");
         let request = SearchRequest::new("the of", &[], &[]);
         assert_eq!(request.keywords_or_query(" "), "the of");
+    }
+
+    #[test]
+    fn settings_are_set_once() {
+        let request = SearchRequest::new("q", &[], &[])
+            .with_setting("site", "acme")
+            .with_setting("site", "globex");
+        assert_eq!(request.setting("site"), Some("globex"));
+        assert_eq!(request.settings.len(), 1);
+        assert!(request.required_setting("space").is_err());
     }
 }
