@@ -9,10 +9,13 @@
 //! - this file: the manifest as the host uses it, and what it warns about;
 //! - [`limits`]: the sandbox's limits, the operator's ceilings over what a
 //!   connector asks for;
-//! - [`raw`]: the TOML form, and its validation into a [`Manifest`].
+//! - [`raw`]: the TOML form, and its validation into a [`Manifest`];
+//! - [`write_looking`]: scopes and query routes whose names look like
+//!   writes, refused unless a reviewer says why they only read.
 
 mod limits;
 mod raw;
+pub mod write_looking;
 
 use anyhow::{Context, Result, bail};
 use serde::Deserialize;
@@ -248,9 +251,9 @@ impl Manifest {
     }
 
     /// What the host accepts but a reviewer should look at twice: no way
-    /// to revoke the user's token at the vendor, and read-only scopes whose
-    /// names suggest writing. The host never acts on these; `quarry
-    /// connector check` prints them.
+    /// to revoke the user's token at the vendor. (A read-only scope whose
+    /// name suggests writing is an error: [`write_looking`].) The host
+    /// never acts on these; `quarry connector check` prints them.
     pub fn warnings(&self) -> Vec<Problem> {
         let mut warnings = Vec::new();
         let takes_credential = self.auth.scheme != AuthScheme::None;
@@ -267,21 +270,6 @@ impl Manifest {
             )),
             _ => {}
         }
-        for scope in self.oauth.iter().flat_map(|o| &o.scopes) {
-            let words: Vec<String> = scope
-                .split(|c: char| !c.is_ascii_alphanumeric())
-                .map(str::to_ascii_lowercase)
-                .collect();
-            if let Some(word) = words.iter().find(|w| WRITE_WORDS.contains(&w.as_str())) {
-                warnings.push(Problem::warning(
-                    "scope-name",
-                    format!(
-                        "oauth scope {scope:?} is marked read-only but its name says {word:?}: \
-                         check the vendor's documentation"
-                    ),
-                ));
-            }
-        }
         warnings
     }
 
@@ -294,11 +282,6 @@ impl Manifest {
             .unwrap_or(0)
     }
 }
-
-/// Words in a scope's name that usually mean it grants writes.
-const WRITE_WORDS: &[&str] = &[
-    "write", "admin", "delete", "manage", "modify", "send", "create", "update", "edit",
-];
 
 pub fn is_valid_id(id: &str) -> bool {
     (1..=64).contains(&id.len())

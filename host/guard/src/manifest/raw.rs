@@ -5,6 +5,7 @@ use std::collections::BTreeSet;
 
 use serde::Deserialize;
 
+use super::write_looking::{REVIEW_KEY, query_route_problem, reason_given, scope_write_word};
 use super::{
     Auth, AuthScheme, Flow, Manifest, Method, OAuth, RequestedLimits, Revoke, Route, RouteKind,
     SUPPORTED_WIT_MAJORS, Setting, fill_endpoint, is_valid_id,
@@ -38,6 +39,9 @@ struct RawRoute {
     url: String,
     #[serde(default = "default_kind")]
     kind: RouteKind,
+    /// Why a POST query route whose path looks like a write only reads
+    /// (see `write_looking`).
+    reviewed_read_only: Option<String>,
 }
 
 fn default_kind() -> RouteKind {
@@ -72,6 +76,9 @@ struct RawOAuth {
 struct RawScope {
     name: String,
     read_only: bool,
+    /// Why a read-only scope whose name looks like a write only reads
+    /// (see `write_looking`).
+    reviewed_read_only: Option<String>,
 }
 
 impl RawManifest {
@@ -179,9 +186,27 @@ impl RawRoute {
     fn validate(self) -> Result<Route, Problem> {
         let url =
             UrlPattern::parse(&self.url).map_err(|e| Problem::error("route", format!("{e:#}")))?;
+        if let Some(problem) = empty_review(self.reviewed_read_only.as_deref()) {
+            return Err(problem);
+        }
         match (self.method, self.kind) {
             (Method::Get | Method::Head, RouteKind::Read) => {}
-            (Method::Post, RouteKind::Query | RouteKind::Graphql) => {}
+            (Method::Post, RouteKind::Graphql) => {}
+            (Method::Post, RouteKind::Query) => {
+                if let Some(why) = query_route_problem(&self.url)
+                    && !reason_given(self.reviewed_read_only.as_deref())
+                {
+                    return Err(Problem::error(
+                        "write-looking-route",
+                        format!(
+                            "POST {} is marked kind = \"query\", but {why}: POST is allowed \
+                             only where it reads. If this endpoint only searches, say why in \
+                             the route: {REVIEW_KEY} = \"<why>\"",
+                            self.url
+                        ),
+                    ));
+                }
+            }
             (Method::Post, RouteKind::Read) => {
                 return Err(Problem::error(
                     "post-not-query",
@@ -328,16 +353,10 @@ fn validate_oauth(raw: RawOAuth, problems: &mut Vec<Problem>) -> OAuth {
     }
     let mut scopes = Vec::new();
     for scope in raw.scopes {
-        if scope.read_only {
-            scopes.push(scope.name);
+        if let Some(problem) = scope_problem(&scope) {
+            problems.push(problem);
         } else {
-            problems.push(Problem::error(
-                "write-scope",
-                format!(
-                    "oauth scope {:?} is not read-only: Quarry requests only read-only scopes",
-                    scope.name
-                ),
-            ));
+            scopes.push(scope.name);
         }
     }
     OAuth {
@@ -347,6 +366,44 @@ fn validate_oauth(raw: RawOAuth, problems: &mut Vec<Problem>) -> OAuth {
         revoke: raw.revoke,
         flow: raw.flow,
     }
+}
+
+/// What is wrong with a scope: not read-only, or read-only in a name that
+/// says otherwise with no reviewer's reason.
+fn scope_problem(scope: &RawScope) -> Option<Problem> {
+    let name = &scope.name;
+    if !scope.read_only {
+        return Some(Problem::error(
+            "write-scope",
+            format!("oauth scope {name:?} is not read-only: Quarry requests only read-only scopes"),
+        ));
+    }
+    if let Some(problem) = empty_review(scope.reviewed_read_only.as_deref()) {
+        return Some(problem.within(&format!("oauth scope {name:?}")));
+    }
+    let word = scope_write_word(name)?;
+    if reason_given(scope.reviewed_read_only.as_deref()) {
+        return None;
+    }
+    Some(Problem::error(
+        "write-looking-scope",
+        format!(
+            "oauth scope {name:?} is marked read-only, but its name says {word:?}: Quarry \
+             requests only read-only scopes. If the vendor documents it as read-only, say why \
+             beside it: {{ name = {name:?}, read_only = true, {REVIEW_KEY} = \"<why>\" }}"
+        ),
+    ))
+}
+
+/// A reviewer's reason that says nothing is refused wherever it is.
+fn empty_review(reason: Option<&str>) -> Option<Problem> {
+    let empty = reason.is_some_and(|r| r.trim().is_empty());
+    empty.then(|| {
+        Problem::error(
+            "review",
+            format!("{REVIEW_KEY} is empty: it must say why what it names only reads"),
+        )
+    })
 }
 
 fn parse_semver_major(v: &str) -> Option<u64> {

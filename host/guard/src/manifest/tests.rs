@@ -129,3 +129,104 @@ fn oauth_addresses_must_name_a_vendors_public_host() {
         assert!(err.contains(needle), "{url}: {err}");
     }
 }
+
+/// The codes of what `text` has wrong.
+fn codes(text: &str) -> Vec<&'static str> {
+    let (_, problems) = Manifest::parse_reporting(text);
+    problems.iter().map(|p| p.code).collect()
+}
+
+fn message(text: &str) -> String {
+    format!("{:#}", Manifest::parse(text).unwrap_err())
+}
+
+#[test]
+fn a_read_only_scope_named_like_a_write_needs_a_reviewed_reason() {
+    let with_scope = |scope: &str| GOOD.replace("scopes = []", &format!("scopes = [{scope}]"));
+    let plain = with_scope(r#"{ name = "pages:write", read_only = true }"#);
+    assert_eq!(codes(&plain), ["write-looking-scope"]);
+    let error = message(&plain);
+    for needle in [
+        r#"oauth scope "pages:write" is marked read-only, but its name says "write""#,
+        r#"reviewed_read_only = "<why>""#,
+    ] {
+        assert!(error.contains(needle), "{needle:?} missing from: {error}");
+    }
+    let reviewed = with_scope(
+        r#"{ name = "pages:write", read_only = true, reviewed_read_only = "Acme's pages:write only lists pages (docs.acme.example/scopes)" }"#,
+    );
+    let manifest = Manifest::parse(&reviewed).unwrap();
+    assert_eq!(manifest.oauth.unwrap().scopes, ["pages:write"]);
+    // A blank reason is no review; a reason does not make a write scope
+    // read-only; a scope whose name reads needs none.
+    let blank =
+        with_scope(r#"{ name = "pages:write", read_only = true, reviewed_read_only = "  " }"#);
+    assert_eq!(codes(&blank), ["review"]);
+    let write = with_scope(
+        r#"{ name = "pages:write", read_only = false, reviewed_read_only = "it is fine" }"#,
+    );
+    assert_eq!(codes(&write), ["write-scope"]);
+    let camel = with_scope(r#"{ name = "Mail.ReadWrite", read_only = true }"#);
+    assert_eq!(codes(&camel), ["write-looking-scope"]);
+    assert!(Manifest::parse(&with_scope(r#"{ name = "pages:read", read_only = true }"#)).is_ok());
+}
+
+#[test]
+fn a_query_route_named_like_a_write_needs_a_reviewed_reason() {
+    let search = "https://api.notion.com/v1/search";
+    let comments = GOOD.replace(search, "https://api.notion.com/v1/pages/{id}/comments");
+    assert_eq!(codes(&comments), ["write-looking-route"]);
+    let error = message(&comments);
+    for needle in [
+        r#"POST https://api.notion.com/v1/pages/{id}/comments is marked kind = "query", but its path ends in "comments", which names a write ("comments")"#,
+        "routes[0]",
+        r#"reviewed_read_only = "<why>""#,
+    ] {
+        assert!(error.contains(needle), "{needle:?} missing from: {error}");
+    }
+    let unknown = GOOD.replace(search, "https://api.notion.com/v1/things");
+    assert_eq!(codes(&unknown), ["write-looking-route"]);
+    assert!(message(&unknown).contains("which names no search"));
+
+    let review = |text: &str, reason: &str| {
+        text.replace(
+            "kind = \"query\"",
+            &format!("kind = \"query\"\nreviewed_read_only = {reason:?}"),
+        )
+    };
+    let reviewed = review(
+        &comments,
+        "Notion's comment listing is a GET; this POST only filters",
+    );
+    assert!(Manifest::parse(&reviewed).is_ok());
+    assert_eq!(codes(&review(&comments, "")), ["review"]);
+    // Search-shaped paths pass as they are; GraphQL routes are checked by
+    // their bodies, not their paths.
+    let query = GOOD.replace(search, "https://api.notion.com/v1/databases/{id}/query");
+    assert!(Manifest::parse(&query).is_ok());
+    let graphql = GOOD
+        .replace(search, "https://api.notion.com/v1/graphql")
+        .replace("kind = \"query\"", "kind = \"graphql\"");
+    assert!(Manifest::parse(&graphql).is_ok());
+}
+
+#[test]
+fn every_manifest_in_the_repository_is_valid() {
+    // The shipped connectors, the examples in other languages and the
+    // tests' plugins (none needs a reviewed_read_only today).
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut checked = 0;
+    for folder in ["plugins", "examples/connectors", "tests/plugins"] {
+        for entry in std::fs::read_dir(root.join(folder)).unwrap() {
+            let path = entry.unwrap().path().join("connector.toml");
+            let Ok(text) = std::fs::read_to_string(&path) else {
+                continue;
+            };
+            if let Err(error) = Manifest::parse(&text) {
+                panic!("{}: {error:#}", path.display());
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 15, "only {checked} manifests found");
+}
