@@ -283,14 +283,74 @@ fn a_missing_revocation_endpoint_is_a_warning() {
 }
 
 #[test]
-fn a_read_only_scope_named_like_a_write_is_a_warning() {
+fn a_read_only_scope_named_like_a_write_is_refused_unless_reviewed() {
     let dir = tempfile::tempdir().unwrap();
-    let (wasm, manifest) = slack();
-    let manifest = manifest.replace(r#"name = "search:read""#, r#"name = "chat:write""#);
-    let wasm = fixture(dir.path(), "slack", &wasm, &manifest);
+    let (bytes, manifest) = slack();
+    let write_looking = r#"name = "chat:write", read_only = true"#;
+    let manifest = manifest.replace(r#"name = "search:read", read_only = true"#, write_looking);
+    assert!(manifest.contains(write_looking));
+    let wasm = fixture(dir.path(), "slack", &bytes, &manifest);
+    let report = assert_refused(
+        &wasm,
+        "write-looking-scope",
+        r#"oauth scope "chat:write" is marked read-only, but its name says "write""#,
+    );
+    assert!(
+        messages(&report).contains("reviewed_read_only"),
+        "the way out is named"
+    );
+
+    // A reviewer's reason lets it through, in the check and in the host.
+    let reviewed = tempfile::tempdir().unwrap();
+    let manifest = manifest.replace(
+        write_looking,
+        r#"name = "chat:write", read_only = true, reviewed_read_only = "reviewed: this vendor's chat:write only reads (its scope reference)""#,
+    );
+    let wasm = fixture(reviewed.path(), "slack", &bytes, &manifest);
     let (report, status) = check(&wasm, &[]);
-    assert_eq!(codes(&report, "warning"), ["scope-name"]);
-    assert_eq!(status, 0);
+    assert_eq!(status, 0, "{}", messages(&report));
+    assert_eq!(report["warnings"], 0, "{}", messages(&report));
+    host_loads(&wasm).expect("the host loads a reviewed scope");
+
+    // An empty reason is no review.
+    let blank = tempfile::tempdir().unwrap();
+    let manifest = manifest.replace(
+        r#"reviewed_read_only = "reviewed: this vendor's chat:write only reads (its scope reference)""#,
+        r#"reviewed_read_only = " ""#,
+    );
+    let wasm = fixture(blank.path(), "slack", &bytes, &manifest);
+    assert_refused(&wasm, "review", "reviewed_read_only is empty");
+}
+
+#[test]
+fn a_query_route_named_like_a_write_is_refused_unless_reviewed() {
+    let dir = tempfile::tempdir().unwrap();
+    let (bytes, manifest) = slack();
+    let route = "\n[[routes]]\nmethod = \"POST\"\nurl = \"https://slack.com/api/chat.postMessage\"\nkind = \"query\"\n";
+    let with_route = format!("{manifest}{route}");
+    let wasm = fixture(dir.path(), "slack", &bytes, &with_route);
+    assert_refused(
+        &wasm,
+        "write-looking-route",
+        r#"POST https://slack.com/api/chat.postMessage is marked kind = "query", but its path ends in "chat.postMessage", which names a write ("post")"#,
+    );
+
+    // A path that names no search is refused the same way.
+    let other = tempfile::tempdir().unwrap();
+    let things = with_route.replace("chat.postMessage", "things.list");
+    let wasm = fixture(other.path(), "slack", &bytes, &things);
+    assert_refused(&wasm, "write-looking-route", "which names no search");
+
+    // With a reviewer's reason, the check and the host accept it.
+    let reviewed = tempfile::tempdir().unwrap();
+    let manifest = format!(
+        "{with_route}reviewed_read_only = \"a test fixture: the connector never calls it\"\n"
+    );
+    let wasm = fixture(reviewed.path(), "slack", &bytes, &manifest);
+    let (report, status) = check(&wasm, &[]);
+    assert_eq!(status, 0, "{}", messages(&report));
+    assert_eq!(report["errors"], 0, "{}", messages(&report));
+    host_loads(&wasm).expect("the host loads a reviewed route");
 }
 
 #[test]
@@ -352,7 +412,8 @@ fn a_check_that_cannot_run_exits_2() {
     let output = quarry(&["check", dir.path().join("unbuilt").to_str().unwrap()]);
     assert_eq!(output.status.code(), Some(2));
     assert!(
-        text(&output).contains("no built component") && text(&output).contains("plugin-builder"),
+        text(&output).contains("no built component")
+            && text(&output).contains("quarry connector build"),
         "{}",
         text(&output)
     );
@@ -369,7 +430,12 @@ fn new_refuses_bad_names_and_busy_folders() {
     std::fs::write(target.join("keep.txt"), "mine").unwrap();
     let output = quarry(&["new", "acme", "--dir", target.to_str().unwrap()]);
     assert_eq!(output.status.code(), Some(2));
-    assert!(text(&output).contains("not empty"));
+    assert!(
+        text(&output).contains("not empty")
+            && text(&output).contains("--dir names the crate's folder itself"),
+        "{}",
+        text(&output)
+    );
     assert_eq!(
         std::fs::read_to_string(target.join("keep.txt")).unwrap(),
         "mine"
@@ -387,66 +453,117 @@ async fn eventually(what: &str, mut condition: impl FnMut() -> bool) {
     panic!("timed out waiting for: {what}");
 }
 
-/// Runs tools/plugin-builder on one crate, writing to `out`: the binary
-/// the test command built (beside `quarry`), else through cargo.
-fn plugin_builder(crate_dir: &Path, out: &Path) {
-    let built =
-        quarry_binary().with_file_name(format!("plugin-builder{}", std::env::consts::EXE_SUFFIX));
-    let mut command = if built.exists() {
-        Command::new(built)
-    } else {
-        let mut c = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
-        c.args(["run", "-q", "-p", "quarry-plugin-builder", "--"]);
-        c
-    };
-    let output = command
-        .arg("--out")
-        .arg(out)
-        .arg(crate_dir)
-        .current_dir(repo_root())
+/// `quarry connector ARGS...` run in `dir`, as an author outside the
+/// checkout runs it. The wasm32 build shares the workspace's cargo target
+/// folder (`CARGO_TARGET_DIR`), whose dependencies tools/test already
+/// compiled for wasm32: the crate builds in seconds instead of minutes.
+fn quarry_in(dir: &Path, args: &[&str]) -> Output {
+    Command::new(quarry_binary())
+        .arg("connector")
+        .args(args)
+        .current_dir(dir)
+        .env("CARGO_TARGET_DIR", repo_root().join("target"))
         .output()
-        .expect("run the plugin builder");
-    assert!(
-        output.status.success(),
-        "the plugin builder failed on the scaffolded crate:\n{}",
-        text(&output)
-    );
+        .expect("run quarry")
+}
+
+/// Every file under `dir`, but its `target` folder.
+fn crate_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(folder) = stack.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() && path != dir.join("target") {
+                stack.push(path);
+            } else if path.is_file() {
+                files.push(path);
+            }
+        }
+    }
+    files
 }
 
 #[tokio::test]
-async fn new_scaffolds_a_crate_that_builds_checks_clean_and_loads() {
+async fn out_of_the_tree_a_scaffolded_crate_builds_checks_clean_and_loads() {
     let work = tempfile::tempdir().unwrap();
+    assert!(
+        !work.path().starts_with(repo_root()),
+        "the test needs a folder outside the checkout"
+    );
     let crate_dir = work.path().join("acme-wiki");
-    let output = quarry(&["new", "acme-wiki", "--dir", crate_dir.to_str().unwrap()]);
+    let output = quarry_in(work.path(), &["new", "acme-wiki"]);
     assert!(output.status.success(), "{}", text(&output));
-    for file in ["Cargo.toml", "connector.toml", "src/lib.rs", "README.md"] {
+    for file in [
+        "Cargo.toml",
+        "Cargo.lock",
+        "connector.toml",
+        "src/lib.rs",
+        "README.md",
+        "wit/v1.1/connector.wit",
+        "vendor/quarry-connector-sdk/Cargo.toml",
+        "vendor/quarry-connector-sdk/src/lib.rs",
+    ] {
         assert!(crate_dir.join(file).is_file(), "{file} was not written");
     }
     let cargo_toml = std::fs::read_to_string(crate_dir.join("Cargo.toml")).unwrap();
-    let sdk = repo_root().join("plugins/sdk");
     assert!(
-        cargo_toml.contains(&format!("path = {:?}", sdk.display().to_string())),
-        "outside the repository, the SDK is the checkout's, by path:\n{cargo_toml}"
+        cargo_toml.contains(r#"quarry-connector-sdk = { path = "vendor/quarry-connector-sdk" }"#),
+        "outside a checkout, the crate carries its SDK:\n{cargo_toml}"
     );
+    // Nothing points into the checkout: the crate stands alone.
+    let checkout = repo_root().display().to_string();
+    for file in crate_files(&crate_dir) {
+        let content = std::fs::read_to_string(&file).unwrap();
+        assert!(
+            !content.contains(&checkout),
+            "{} names the checkout",
+            file.display()
+        );
+    }
 
-    // Built as is; found by `check` from the crate folder (the nearest
-    // target/plugins above it).
-    plugin_builder(&crate_dir, &work.path().join("target/plugins"));
-    let (report, status) = check(&crate_dir, &[]);
-    assert_eq!(status, 0, "{}", messages(&report));
+    // Built with the quarry binary, next to the crate; found by `check`
+    // from the crate folder.
+    let output = quarry_in(&crate_dir, &["build"]);
+    assert!(output.status.success(), "{}", text(&output));
+    let built = crate_dir.join("target/connector");
+    assert!(built.join("acme-wiki.wasm").is_file(), "{}", text(&output));
+    assert!(built.join("acme-wiki.toml").is_file());
+    let output = quarry_in(&crate_dir, &["check", "--json", "."]);
+    let report: Value = serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|e| panic!("check printed no JSON ({e}): {}", text(&output)));
+    assert_eq!(output.status.code(), Some(0), "{}", messages(&report));
     assert_eq!(report["errors"], 0);
     assert_eq!(report["warnings"], 0, "{}", messages(&report));
     assert_eq!(report["id"], "acme-wiki");
+    assert!(
+        report["component_path"]
+            .as_str()
+            .unwrap()
+            .ends_with("target/connector/acme-wiki.wasm"),
+        "{report}"
+    );
 
-    // Installed into a running registry's folder: hot-loaded.
+    // `--out` writes the pair elsewhere.
+    let out = work.path().join("out");
+    let output = quarry_in(&crate_dir, &["build", "--out", out.to_str().unwrap()]);
+    assert!(output.status.success(), "{}", text(&output));
+    let (report, status) = check(&out.join("acme-wiki.wasm"), &[]);
+    assert_eq!(status, 0, "{}", messages(&report));
+
+    // Installed from the crate folder into a running registry's folder:
+    // hot-loaded.
     let h = Harness::start(&[]).await;
     let _watch = h.registry.watch();
-    let output = quarry(&[
-        "install",
-        crate_dir.to_str().unwrap(),
-        "--plugins-dir",
-        h.plugins.path().to_str().unwrap(),
-    ]);
+    let output = quarry_in(
+        &crate_dir,
+        &[
+            "install",
+            ".",
+            "--plugins-dir",
+            h.plugins.path().to_str().unwrap(),
+        ],
+    );
     assert!(output.status.success(), "{}", text(&output));
     eventually("the scaffolded connector is loaded", || {
         h.registry.get("acme-wiki").is_some()

@@ -4,8 +4,8 @@
 //! import allow-list, the contract checks and the linking are the ones the
 //! registry runs ([`registry::inspect`]). The registry stops at the first
 //! stage that fails; the check goes on and prints every problem, and the
-//! warnings the host does not act on (no revocation endpoint, a read-only
-//! scope whose name says otherwise, a component older than its sources).
+//! warnings the host does not act on (no revocation endpoint, a contract
+//! minor other than the component's, a component older than its sources).
 
 use std::path::{Path, PathBuf};
 
@@ -19,7 +19,7 @@ use crate::connectors::{Problem, Runtime, RuntimeConfig, Severity};
 #[derive(clap::Args, Debug)]
 pub struct CheckArgs {
     /// A component (`<id>.wasm`, with `<id>.toml` beside it), or a connector
-    /// crate folder built by tools/plugin-builder.
+    /// crate folder built by `quarry connector build`.
     pub path: PathBuf,
     /// Print the report as one JSON object.
     #[arg(long)]
@@ -97,8 +97,13 @@ pub fn check_copy(runtime: &Runtime, target: &Target, copy: &Target) -> Report {
             "stale-build",
             format!(
                 "{} is older than the crate's sources: rebuild it with \
-                 `cargo run -p quarry-plugin-builder -- CRATE_DIR` in the Quarry checkout",
-                target.wasm.display()
+                 `quarry connector build {}`",
+                target.wasm.display(),
+                target
+                    .crate_dir
+                    .as_deref()
+                    .unwrap_or(Path::new("CRATE_DIR"))
+                    .display()
             ),
         ));
     }

@@ -22,7 +22,7 @@ use crate::connectors::{Manifest, Runtime, RuntimeConfig};
 #[derive(clap::Args, Debug)]
 pub struct InstallArgs {
     /// A component (`<id>.wasm`, with `<id>.toml` beside it), or a connector
-    /// crate folder built by tools/plugin-builder.
+    /// crate folder built by `quarry connector build`.
     pub path: PathBuf,
     /// The server's plugins folder. Default: the `plugins_dir` of the
     /// configuration (--config, QUARRY_PLUGINS_DIR, else `plugins`).

@@ -1,6 +1,8 @@
 //! `quarry connector`: the connector kit, for authors and operators.
 //!
-//! - [`new`]: scaffolds a Rust connector crate that builds as is;
+//! - [`new`]: scaffolds a Rust connector crate that builds as is,
+//!   wherever it is;
+//! - [`build`]: builds a connector crate into the pair the host loads;
 //! - [`check`]: loads a component and its manifest exactly as the host
 //!   would (the registry's own load path, [`crate::connectors::registry::inspect`])
 //!   and reports every problem, not just the first;
@@ -12,9 +14,11 @@
 //! could not run (a path that does not exist, a crate that was not built,
 //! an unwritable folder, bad arguments).
 
+pub mod build;
 pub mod check;
 pub mod install;
 pub mod new;
+mod vendor;
 
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -28,11 +32,18 @@ pub const EXIT_PROBLEMS: i32 = 1;
 /// Exit status: the command could not do its job.
 pub const EXIT_FAILED: i32 = 2;
 
+/// Where `quarry connector build` writes a crate's pair, inside the crate.
+pub const BUILT_DIR: &str = "target/connector";
+
 #[derive(clap::Subcommand, Debug)]
 pub enum ConnectorCommand {
     /// Scaffold a Rust connector crate (Cargo.toml, src/lib.rs, connector.toml,
-    /// README.md) that builds as is with tools/plugin-builder.
+    /// README.md; outside a Quarry checkout, a copy of the SDK) that builds
+    /// as is, wherever it is.
     New(new::NewArgs),
+    /// Build a connector crate into `<id>.wasm` + `<id>.toml`, in the
+    /// crate's target/connector/ (or --out DIR).
+    Build(build::BuildArgs),
     /// Load a connector exactly as the host would and report every problem
     /// (exit 1 on any error, 2 when the check cannot run).
     Check(check::CheckArgs),
@@ -45,6 +56,7 @@ pub enum ConnectorCommand {
 pub fn run(command: ConnectorCommand) -> i32 {
     let outcome = match command {
         ConnectorCommand::New(args) => new::run(&args).map(|()| EXIT_OK),
+        ConnectorCommand::Build(args) => build::run(&args).map(|()| EXIT_OK),
         ConnectorCommand::Check(args) => check::run(&args),
         ConnectorCommand::Install(args) => install::run(&args),
     };
@@ -70,8 +82,9 @@ pub struct Target {
 impl Target {
     /// `PATH` is a component (`<id>.wasm`, its manifest `<id>.toml`
     /// beside it) or a connector crate folder (`connector.toml` +
-    /// `Cargo.toml`) built by tools/plugin-builder, whose component is
-    /// found in the nearest `target/plugins/` above it, or in the current
+    /// `Cargo.toml`) that was built: its component is found in the crate's
+    /// `target/connector/` (`quarry connector build`), else in the nearest
+    /// `target/plugins/` above it (tools/plugin-builder), or in the current
     /// folder's, or in that of the checkout this `quarry` was built from.
     pub fn resolve(path: &Path) -> Result<Target> {
         if path.is_dir() {
@@ -118,7 +131,7 @@ impl Target {
         let candidates = built_candidates(dir, &id);
         let Some(wasm) = candidates.iter().find(|p| p.exists()).cloned() else {
             bail!(
-                "no built component for {id:?}: build it with `cargo run -p quarry-plugin-builder -- {}` \
+                "no built component for {id:?}: build it with `quarry connector build {}` \
                  (looked for {})",
                 dir.display(),
                 candidates
@@ -160,11 +173,12 @@ fn manifest_id(text: &str) -> Option<String> {
     })
 }
 
-/// Where tools/plugin-builder may have put `<id>.wasm` for a crate in `dir`.
+/// Where `quarry connector build` or tools/plugin-builder may have put
+/// `<id>.wasm` for a crate in `dir`.
 fn built_candidates(dir: &Path, id: &str) -> Vec<PathBuf> {
     let file = format!("target/plugins/{id}.wasm");
-    let mut candidates = Vec::new();
     let absolute = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let mut candidates = vec![absolute.join(BUILT_DIR).join(format!("{id}.wasm"))];
     for ancestor in absolute.ancestors() {
         candidates.push(ancestor.join(&file));
     }

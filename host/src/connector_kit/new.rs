@@ -2,16 +2,21 @@
 //!
 //! The template is `host/templates/connector/`, compiled into the binary.
 //! The crate is a workspace of its own (so it builds wherever it is, in
-//! this repository or not) and depends on the SDK by path: the
-//! `plugins/sdk` of the Quarry checkout it is created in, else of the
-//! checkout this `quarry` was built from, or what `--sdk` names (a path,
-//! or `git+URL[#REV]`).
+//! this repository or not). Where its SDK comes from:
+//!
+//! - inside a Quarry checkout: that checkout's `plugins/sdk`, by relative
+//!   path (the crate moves with the checkout);
+//! - anywhere else: a copy the binary carries, written into the crate
+//!   ([`vendor`]), so that nothing but `quarry` and a Rust toolchain is
+//!   needed;
+//! - or what `--sdk` names: `vendored`, a path to a `plugins/sdk`, or
+//!   `git+URL[#REV]`.
 
 use std::path::{Component, Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
-use super::{build_checkout, is_quarry_checkout};
+use super::{BUILT_DIR, is_quarry_checkout, vendor};
 use crate::connectors::manifest::is_valid_id;
 
 const CARGO_TOML: &str = include_str!("../../templates/connector/Cargo.toml.tmpl");
@@ -24,13 +29,14 @@ pub struct NewArgs {
     /// The connector's id: 1-64 characters of a-z, 0-9, '-' and '_',
     /// starting with a letter (e.g. `acme-wiki`).
     pub name: String,
-    /// Where to create the crate (default: ./NAME). It must not exist, or
+    /// The crate's folder itself (default: ./NAME). It must not exist, or
     /// be an empty folder.
     #[arg(long)]
     pub dir: Option<PathBuf>,
-    /// The SDK: a path to a Quarry checkout's `plugins/sdk`, or
-    /// `git+URL[#REV]`. Default: the checkout the crate is created in, else
-    /// the one this `quarry` was built from.
+    /// The SDK: `vendored` (a copy this binary carries, written into the
+    /// crate), a path to a Quarry checkout's `plugins/sdk`, or
+    /// `git+URL[#REV]`. Default: inside a Quarry checkout, its
+    /// `plugins/sdk` by relative path; elsewhere, `vendored`.
     #[arg(long)]
     pub sdk: Option<String>,
 }
@@ -38,6 +44,8 @@ pub struct NewArgs {
 /// Where the SDK comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Sdk {
+    /// A copy written into the crate (`vendor/quarry-connector-sdk`).
+    Vendored,
     /// A `plugins/sdk` folder (in the Quarry checkout `checkout`, if any).
     Path {
         sdk: PathBuf,
@@ -56,16 +64,21 @@ pub fn run(args: &NewArgs) -> Result<()> {
         .unwrap_or_else(|| PathBuf::from(&args.name));
     let files = create(&args.name, &dir, args.sdk.as_deref())?;
     println!("created connector {:?} in {}:", args.name, dir.display());
-    for file in &files {
+    for file in files.iter().filter(|f| !f.starts_with(dir.join("vendor"))) {
         println!("  {}", file.display());
     }
-    let shown = dir.display();
+    if dir.join(vendor::SDK_DIR).is_dir() {
+        println!("  {} (the SDK)", dir.join(vendor::SDK_DIR).display());
+    }
     println!(
-        "next, from the Quarry repository:\n  \
-         cargo run -p quarry-plugin-builder -- {shown}\n  \
-         cargo run -p quarry -- connector check {shown}\n  \
-         cargo run -p quarry -- connector install {shown} --plugins-dir PLUGINS_DIR\n\
-         (docs/connectors.md is the guide)"
+        "next, in {}:\n  \
+         cargo test                      # its unit tests, natively\n  \
+         quarry connector build          # {BUILT_DIR}/{id}.wasm + {id}.toml\n  \
+         quarry connector check .        # what the host would refuse, all at once\n  \
+         quarry connector install . --plugins-dir PLUGINS_DIR\n\
+         (its README.md, and docs/connectors.md in the Quarry repository, are the guide)",
+        dir.display(),
+        id = args.name,
     );
     Ok(())
 }
@@ -84,68 +97,27 @@ pub fn create(name: &str, dir: &Path, sdk: Option<&str>) -> Result<Vec<PathBuf>>
             .next()
             .is_some()
     {
-        bail!("{} already exists and is not empty", dir.display());
+        bail!(
+            "{} already exists and is not empty: --dir names the crate's folder itself \
+             (not the folder to create it in), which must not exist yet or be empty",
+            dir.display()
+        );
     }
-    std::fs::create_dir_all(dir.join("src"))
-        .with_context(|| format!("creating {}", dir.display()))?;
     let absolute = std::path::absolute(dir)?;
     let sdk = match sdk {
         Some(given) => parse_sdk(given)?,
-        None => find_sdk(&absolute)?,
+        None => default_sdk(&absolute),
     };
-    let (dependency, note) = match &sdk {
-        Sdk::Path { sdk, checkout } => {
-            // Relative inside the checkout (the crate moves with it),
-            // absolute outside.
-            let inside = checkout.as_deref().is_some_and(|c| absolute.starts_with(c));
-            let shown = inside
-                .then(|| relative_path(&absolute, sdk))
-                .flatten()
-                .unwrap_or_else(|| sdk.clone())
-                .display()
-                .to_string()
-                .replace('\\', "/");
-            (
-                format!("quarry-connector-sdk = {{ path = {shown:?} }}"),
-                format!(
-                    "the SDK by path ({shown}). Outside a Quarry checkout, point it at one's \
-                     `plugins/sdk`, or use a git dependency: \
-                     `quarry-connector-sdk = {{ git = \"<Quarry repository URL>\" }}` \
-                     (`quarry connector new --sdk git+URL` writes that)."
-                ),
-            )
-        }
-        Sdk::Git { url, rev } => (
-            match rev {
-                Some(rev) => {
-                    format!("quarry-connector-sdk = {{ git = {url:?}, rev = {rev:?} }}")
-                }
-                None => format!("quarry-connector-sdk = {{ git = {url:?} }}"),
-            },
-            "the SDK from the Quarry repository by git; a path to a checkout's \
-             `plugins/sdk` works as well."
-                .to_string(),
-        ),
-    };
-    // How the README names the folder: from the repository's root when the
-    // crate is in the checkout, else as given.
-    let checkout = match &sdk {
-        Sdk::Path { checkout, .. } => checkout.clone(),
-        Sdk::Git { .. } => None,
-    };
-    let shown_dir = checkout
-        .as_deref()
-        .and_then(|root| absolute.strip_prefix(root).ok())
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| absolute.clone());
+    let (dependency, note) = dependency(&sdk, &absolute);
     let values = [
         ("id", name.to_string()),
         ("label", label(name)),
         ("type_name", type_name(name)),
         ("sdk_dependency", dependency),
         ("sdk_note", note),
-        ("dir", shown_dir.display().to_string()),
     ];
+    std::fs::create_dir_all(dir.join("src"))
+        .with_context(|| format!("creating {}", dir.display()))?;
     let mut written = Vec::new();
     for (file, template) in [
         ("Cargo.toml", CARGO_TOML),
@@ -159,16 +131,65 @@ pub fn create(name: &str, dir: &Path, sdk: Option<&str>) -> Result<Vec<PathBuf>>
             .with_context(|| format!("writing {}", path.display()))?;
         written.push(path);
     }
-    // The crate resolves its dependencies to the versions the checkout
-    // builds and tests with (cargo keeps what it can of a lock file).
-    if let Some(lock) = checkout.map(|root| root.join("Cargo.lock"))
-        && lock.is_file()
-    {
-        let path = dir.join("Cargo.lock");
-        std::fs::copy(&lock, &path).with_context(|| format!("writing {}", path.display()))?;
-        written.push(path);
+    // The versions Quarry is built and tested with (cargo keeps what
+    // applies to this crate).
+    let lock = dir.join("Cargo.lock");
+    std::fs::write(&lock, vendor::CARGO_LOCK)
+        .with_context(|| format!("writing {}", lock.display()))?;
+    written.push(lock);
+    if sdk == Sdk::Vendored {
+        written.extend(vendor::write(dir)?);
     }
     Ok(written)
+}
+
+/// The crate's dependency line for the SDK, and a sentence for its README.
+fn dependency(sdk: &Sdk, crate_dir: &Path) -> (String, String) {
+    match sdk {
+        Sdk::Vendored => (
+            format!("quarry-connector-sdk = {{ path = {:?} }}", vendor::SDK_DIR),
+            format!(
+                "a copy of the SDK in `{}/`, with the contract it builds against in \
+                 `wit/`, written by the `quarry` that made this crate: it builds anywhere, \
+                 with no Quarry checkout. To update both, run a newer `quarry connector new` \
+                 elsewhere and copy its `vendor/` and `wit/` over these.",
+                vendor::SDK_DIR
+            ),
+        ),
+        Sdk::Path { sdk, checkout } => {
+            // Relative inside the checkout (the crate moves with it),
+            // absolute outside.
+            let inside = checkout
+                .as_deref()
+                .is_some_and(|c| crate_dir.starts_with(c));
+            let shown = inside
+                .then(|| relative_path(crate_dir, sdk))
+                .flatten()
+                .unwrap_or_else(|| sdk.clone())
+                .display()
+                .to_string()
+                .replace('\\', "/");
+            (
+                format!("quarry-connector-sdk = {{ path = {shown:?} }}"),
+                format!(
+                    "the SDK by path ({shown}). Outside a Quarry checkout, \
+                     `quarry connector new` writes a copy of the SDK into the crate instead \
+                     (`--sdk vendored`)."
+                ),
+            )
+        }
+        Sdk::Git { url, rev } => (
+            match rev {
+                Some(rev) => {
+                    format!("quarry-connector-sdk = {{ git = {url:?}, rev = {rev:?} }}")
+                }
+                None => format!("quarry-connector-sdk = {{ git = {url:?} }}"),
+            },
+            "the SDK from the Quarry repository by git; `quarry connector new --sdk vendored` \
+             writes a copy into the crate instead."
+                .to_string(),
+        ),
+    }
 }
 
 /// Replaces every `{{name}}`; a placeholder left over is a bug in the
@@ -182,6 +203,9 @@ fn render(template: &str, values: &[(&str, String)]) -> String {
 }
 
 fn parse_sdk(given: &str) -> Result<Sdk> {
+    if given == "vendored" {
+        return Ok(Sdk::Vendored);
+    }
     if let Some(rest) = given.strip_prefix("git+") {
         let (url, rev) = match rest.split_once('#') {
             Some((url, rev)) => (url, Some(rev.to_string())),
@@ -195,7 +219,8 @@ fn parse_sdk(given: &str) -> Result<Sdk> {
     let sdk = std::path::absolute(given)?;
     if !sdk.join("Cargo.toml").is_file() {
         bail!(
-            "--sdk {given}: no Cargo.toml there (name a Quarry checkout's plugins/sdk folder, or git+URL)"
+            "--sdk {given}: no Cargo.toml there (name `vendored`, a Quarry checkout's \
+             plugins/sdk folder, or git+URL)"
         );
     }
     let checkout = sdk
@@ -206,23 +231,14 @@ fn parse_sdk(given: &str) -> Result<Sdk> {
     Ok(Sdk::Path { sdk, checkout })
 }
 
-/// The checkout `dir` is in, else the one this binary was built from.
-fn find_sdk(dir: &Path) -> Result<Sdk> {
-    let checkout = dir
-        .ancestors()
-        .find(|a| is_quarry_checkout(a))
-        .map(Path::to_path_buf)
-        .or_else(build_checkout);
-    match checkout {
-        Some(root) => Ok(Sdk::Path {
+/// The SDK of the checkout the crate is made in, else a copy.
+fn default_sdk(crate_dir: &Path) -> Sdk {
+    match crate_dir.ancestors().find(|a| is_quarry_checkout(a)) {
+        Some(root) => Sdk::Path {
             sdk: root.join("plugins/sdk"),
-            checkout: Some(root),
-        }),
-        None => bail!(
-            "no Quarry checkout found above {} nor where this quarry was built: \
-             pass --sdk PATH/TO/quarry/plugins/sdk or --sdk git+URL",
-            dir.display()
-        ),
+            checkout: Some(root.to_path_buf()),
+        },
+        None => Sdk::Vendored,
     }
 }
 
@@ -312,7 +328,6 @@ mod tests {
             ("type_name", "X".to_string()),
             ("sdk_dependency", "d".to_string()),
             ("sdk_note", "n".to_string()),
-            ("dir", "x".to_string()),
         ];
         for template in [CARGO_TOML, LIB_RS, CONNECTOR_TOML, README_MD] {
             assert!(!render(template, &values).contains("{{"), "{template}");
@@ -320,7 +335,7 @@ mod tests {
     }
 
     #[test]
-    fn git_sdk() {
+    fn sdk_choices() {
         assert_eq!(
             parse_sdk("git+https://example.com/quarry.git#abc123").unwrap(),
             Sdk::Git {
@@ -328,5 +343,17 @@ mod tests {
                 rev: Some("abc123".into())
             }
         );
+        assert_eq!(parse_sdk("vendored").unwrap(), Sdk::Vendored);
+        let error = parse_sdk("/nonexistent/sdk").unwrap_err().to_string();
+        assert!(error.contains("no Cargo.toml there"), "{error}");
+        // Outside any checkout (the folder need not exist yet), the crate
+        // carries its SDK; inside one, it uses the checkout's.
+        let outside = std::env::temp_dir().join("quarry-new-test/acme");
+        assert_eq!(default_sdk(&outside), Sdk::Vendored);
+        let checkout = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+        assert!(matches!(
+            default_sdk(&checkout.join("plugins/acme")),
+            Sdk::Path { checkout: Some(root), .. } if root == checkout
+        ));
     }
 }
