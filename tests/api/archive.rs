@@ -259,3 +259,77 @@ async fn deep_search_uses_the_embedding_model() {
         best(&unrelated)
     );
 }
+
+/// Asking one question three times archives its chunks three times; a deep
+/// search returns each chunk once, as the newest answer that returned it,
+/// and counts distinct chunks.
+#[tokio::test]
+async fn a_chunk_archived_by_several_queries_is_found_once() {
+    let demo = generous_demo();
+    let mut answers = Vec::new();
+    for _ in 0..3 {
+        let answer = ask_and_archive(&demo, demo.alice(), QUESTION).await;
+        let query_id = answer.body["query_id"].as_str().unwrap().to_string();
+        answers.push((query_id, chunks_of(&answer)));
+    }
+    // Each chunk, and the newest answer that returned it.
+    let mut newest: Vec<((String, String), String)> = Vec::new();
+    for (query_id, chunks) in &answers {
+        for pair in chunks {
+            match newest.iter_mut().find(|(known, _)| known == pair) {
+                Some((_, last)) => *last = query_id.clone(),
+                None => newest.push((pair.clone(), query_id.clone())),
+            }
+        }
+    }
+    let archived: usize = answers.iter().map(|(_, chunks)| chunks.len()).sum();
+    assert!(
+        newest.len() < archived,
+        "the answers repeat chunks: {archived} archived, {} distinct",
+        newest.len()
+    );
+
+    let reply = deep_search(
+        &demo,
+        demo.alice(),
+        &json!({ "query": QUESTION, "max_results": 50 }),
+    )
+    .await;
+    let results = assert_deep_search_shape(&reply, QUESTION, 50);
+    assert_eq!(results.len(), newest.len(), "each chunk once: {reply}");
+    assert_eq!(
+        reply.body["total_matches"].as_u64(),
+        Some(newest.len() as u64)
+    );
+    for result in &results {
+        let chunk = &result["matched_chunk"];
+        let pair = (
+            chunk["source_connector"].as_str().unwrap().to_string(),
+            chunk["content"].as_str().unwrap().to_string(),
+        );
+        let (_, query_id) = newest
+            .iter()
+            .find(|(known, _)| *known == pair)
+            .unwrap_or_else(|| panic!("{pair:?} was not in an answer"));
+        assert_eq!(result["original_query_id"], query_id.as_str(), "{pair:?}");
+    }
+
+    // Fewer results than chunks: still as many as asked, all distinct.
+    let fewer = newest.len().min(3) as u64;
+    let reply = deep_search(
+        &demo,
+        demo.alice(),
+        &json!({ "query": QUESTION, "max_results": fewer }),
+    )
+    .await;
+    let results = assert_deep_search_shape(&reply, QUESTION, fewer as usize);
+    assert_eq!(results.len() as u64, fewer, "{reply}");
+    let distinct: std::collections::HashSet<String> = results
+        .iter()
+        .map(|r| {
+            let chunk = &r["matched_chunk"];
+            format!("{}\n{}", chunk["source_connector"], chunk["content"])
+        })
+        .collect();
+    assert_eq!(distinct.len() as u64, fewer, "distinct: {reply}");
+}

@@ -9,11 +9,23 @@
 //! (the calibration live ranking uses), to be embedded later by the
 //! indexer. So a deep search right after a busy query costs one term's
 //! embedding, not the embedding of everything that query left queued.
+//!
+//! Each chunk (the same text from the same tool: [`super::Chunk`]) is one
+//! result, however many archived queries found it: its newest entry within
+//! the date window, so the newest query's id, text and time, with the best
+//! similarity of its entries there. The index answers with distinct chunks
+//! already, each at its newest entry in the window, queued ones included
+//! (it knows every entry's time and chunk, vector or not; see `index.rs`),
+//! and `max_results` of them when that many exist; the queued entries
+//! scanned here are merged in by chunk. Those add chunks, never take any
+//! away, so `max_results` distinct chunks remain. `total_matches` is the
+//! number of distinct chunks in the window, from the index.
 
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow};
 
+use super::index::{best_first, one_per_chunk};
 use super::{Archive, DeepSearchOutcome, Entry, Hit, Slot, within};
 use crate::rank::embed::cosine;
 use crate::rank::{Bm25, Priority, fuse, tokenize};
@@ -54,36 +66,40 @@ impl Archive {
         }
         queued.retain(|(_, entry)| within(entry.queried_at_ms, from_ms, to_ms));
         let (vector, queued_vectors) = self.embed_term_and_queued(user_id, term, &queued).await?;
-        let (mut hits, total_matches) = {
+        let (indexed, total_matches) = {
             let guard = slot.index.lock().expect("index lock");
             let index = guard.as_ref().context("the index was unloaded")?;
             let window = index.window(from_ms, to_ms);
-            let total = window.end - window.start;
-            (index.search(&vector, window, max_results)?, total)
+            let distinct = index.distinct_within(window.clone());
+            (index.search(&vector, window, max_results)?, distinct)
         };
         let by_words = keyword_similarities(term, &queued);
+        let mut hits = indexed;
         let mut embedded = Vec::new();
         for (((seq, mut entry), found), words) in
             queued.into_iter().zip(queued_vectors).zip(by_words)
         {
-            hits.retain(|hit| hit.seq != seq);
             // On the index's scale: cosine clamped to [0, 1] (the API's range).
             let similarity = match &found {
                 Some(found) => cosine(&vector, found),
                 None => words,
             }
             .clamp(0.0, 1.0);
-            hits.push(Hit { seq, similarity });
+            hits.push(Hit {
+                seq,
+                chunk: entry.chunk(),
+                similarity,
+            });
             if let Some(found) = found {
                 entry.vector = Some((self.embedder_name().to_string(), found));
                 embedded.push((seq, entry));
             }
         }
-        hits.sort_by(|a, b| {
-            b.similarity
-                .total_cmp(&a.similarity)
-                .then(b.seq.cmp(&a.seq))
-        });
+        // A queued entry may repeat a chunk the index found (or another
+        // queued entry), or be one the indexer took meanwhile: one hit per
+        // chunk, its best similarity at its newest entry.
+        let mut hits = one_per_chunk(hits);
+        best_first(&mut hits);
         hits.truncate(max_results);
         self.keep_embedded(user_id, &slot, &embedded);
         Ok(DeepSearchOutcome {

@@ -11,6 +11,7 @@ use std::borrow::Cow;
 use anyhow::{Context, Result, ensure};
 use serde::{Deserialize, Serialize};
 
+use super::index::{Chunk, chunk_of};
 use crate::store::keys::DataKey;
 use crate::store::records::{Bytes, Flow, Records, Space, Text, TextPart, TextSeq, Unit, Writer};
 use crate::store::{Counted, UserData};
@@ -118,6 +119,12 @@ pub(super) fn entry_record_id(seq: u64) -> String {
 }
 
 impl Entry {
+    /// The chunk's identity: the same text from the same tool is one chunk,
+    /// however many queries found it.
+    pub fn chunk(&self) -> Chunk {
+        chunk_of(&self.connector, &self.content)
+    }
+
     /// `[u32 length of the fields' JSON][JSON][vector as f32 LE]`, sealed.
     pub(super) fn seal(&self, key: &DataKey, user_id: &str, seq: u64) -> Result<Vec<u8>> {
         let fields = EntryFields {

@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::Result;
 
 use super::entries::{ENTRIES, PENDING, read_head, write_head};
-use super::{Archive, EMBED_BATCH, Entry, Slot};
+use super::{Archive, Chunk, EMBED_BATCH, Entry, Slot};
 use crate::rank::Priority;
 use crate::store::records::{Flow, Records, user_seqs};
 
@@ -103,13 +103,15 @@ impl Archive {
         embedded: &[(u64, Entry)],
     ) -> Result<()> {
         let stored = self.store_vectors(user_id, embedded)?;
+        let chunks: Vec<Chunk> = embedded.iter().map(|(_, entry)| entry.chunk()).collect();
         let mut guard = slot.index.lock().expect("index lock");
         if let Some(index) = guard.as_mut() {
-            for (seq, entry) in embedded
+            for ((seq, entry), chunk) in embedded
                 .iter()
-                .filter(|(seq, _)| stored.binary_search(seq).is_ok())
+                .zip(chunks)
+                .filter(|((seq, _), _)| stored.binary_search(seq).is_ok())
             {
-                index.set_time(*seq, entry.queried_at_ms);
+                index.set_entry(*seq, entry.queried_at_ms, chunk);
                 if let Some((_, vector)) = &entry.vector {
                     index.add(*seq, vector)?;
                 }

@@ -13,10 +13,13 @@
 //! to time and at shutdown.
 //!
 //! A deep search never waits for the indexer (`deep_search.rs`): it
-//! answers from the index plus a scan of the user's entries still queued.
+//! answers from the index plus a scan of the user's entries still queued,
+//! and returns each chunk once, however many queries found it (`index.rs`
+//! tells chunks apart).
 //!
 //! Entries are the truth; the stored index is a cache of them: one missing,
-//! stale or built by another embedder is rebuilt from the entries.
+//! stale, built by another embedder or stored before it told chunks apart
+//! is rebuilt from the entries.
 
 mod deep_search;
 mod entries;
@@ -33,7 +36,7 @@ use anyhow::Result;
 use self::entries::{ENTRIES, HISTORY, history_record_id};
 pub use self::entries::{Entry, HistoryRecord, Source, USER_DATA};
 pub use self::entries::{ToolError, ToolOutcome};
-pub use self::index::{Hit, UserIndex};
+pub use self::index::{Chunk, Hit, UserIndex, chunk_of};
 pub use self::recording::{ArchivedChunk, OwnedChunk, Recording};
 use crate::rank::Scheduler;
 use crate::store::Store;
@@ -52,7 +55,8 @@ const SAVE_AFTER: usize = 1024;
 /// Loaded indexes kept in memory (the least recently used saved ones go).
 const MAX_LOADED: usize = 256;
 
-/// An archived chunk that matched a deep search.
+/// An archived chunk that matched a deep search: its newest entry within
+/// the window, with the best similarity of its entries there.
 #[derive(Debug, Clone)]
 pub struct Found {
     pub entry: Entry,
@@ -61,7 +65,7 @@ pub struct Found {
 
 pub struct DeepSearchOutcome {
     pub found: Vec<Found>,
-    /// Archived entries within the request's date window.
+    /// Distinct chunks archived within the request's date window.
     pub total_matches: u64,
 }
 

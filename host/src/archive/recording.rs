@@ -18,7 +18,8 @@ use tokio::sync::oneshot;
 
 use super::entries::ToolOutcome;
 use super::entries::{ENTRIES, HISTORY, PENDING, history_record_id, read_head, write_head};
-use super::{Archive, Entry, HistoryRecord, Slot, Source, now_ms};
+use super::index::chunk_of;
+use super::{Archive, Chunk, Entry, HistoryRecord, Slot, Source, now_ms};
 use crate::store::Unavailable;
 use crate::store::keys::DataKey;
 use crate::store::records::Writer;
@@ -303,7 +304,11 @@ impl Archive {
         let vectors: Vec<Option<&[f32]>> = chunks.iter().map(|c| self.usable(c.vector)).collect();
         let mut save_due = false;
         if let Some(slot) = self.loaded_slot(user_id) {
-            self.add_recorded(&slot, written.first_seq, written.queried_at_ms, &vectors);
+            let identities: Vec<Chunk> = chunks
+                .iter()
+                .map(|c| chunk_of(c.connector, c.content))
+                .collect();
+            self.add_recorded(&slot, written, &identities, &vectors);
             save_due = Self::save_due(&slot);
         }
         if save_due || vectors.iter().any(Option::is_none) {
@@ -321,20 +326,22 @@ impl Archive {
             .map(|(_, v)| v)
     }
 
+    /// Hands a loaded index the entries one recording wrote: their chunks
+    /// (`identities`) and the vectors the ranking made.
     fn add_recorded(
         &self,
         slot: &Slot,
-        first_seq: u64,
-        queried_at_ms: i64,
+        written: &Written,
+        identities: &[Chunk],
         vectors: &[Option<&[f32]>],
     ) {
         let mut guard = slot.index.lock().expect("index lock");
         let Some(index) = guard.as_mut() else {
             return;
         };
-        for (offset, vector) in vectors.iter().enumerate() {
-            let seq = first_seq + offset as u64;
-            index.set_time(seq, queried_at_ms);
+        for (offset, (chunk, vector)) in identities.iter().zip(vectors).enumerate() {
+            let seq = written.first_seq + offset as u64;
+            index.set_entry(seq, written.queried_at_ms, *chunk);
             if let Some(vector) = vector
                 && let Err(error) = index.add(seq, vector)
             {

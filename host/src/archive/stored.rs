@@ -102,7 +102,7 @@ impl Archive {
     }
 }
 
-fn segment_record_id(generation: u64, n: u32) -> String {
+pub(super) fn segment_record_id(generation: u64, n: u32) -> String {
     format!("archive-index/{generation}/{n}")
 }
 
@@ -132,7 +132,10 @@ fn stored_index(
         )?);
     }
     match UserIndex::deserialize(&bytes) {
-        Ok(index) if index.embedder() == embedder => Ok(index),
+        Ok(Some(index)) if index.embedder() == embedder => Ok(index),
+        // Another embedder's, or stored before chunks were kept: rebuilt
+        // from the entries (their vectors are reused when this embedder
+        // made them).
         Ok(_) => UserIndex::new(embedder, dimensions),
         Err(error) => {
             tracing::warn!(
@@ -161,7 +164,8 @@ fn catch_up_with(store: &Store, user_id: &str, index: &mut UserIndex) -> Result<
 }
 
 /// Adds entries the index does not hold yet: those archived after it was
-/// stored, and those indexed after it was stored. Entries without a usable
+/// stored, those indexed after it was stored, and those it had not seen
+/// when it was (a gap a later entry left). Entries without a usable
 /// vector are left to the indexer (they are queued, or queued again when
 /// another embedder made their vector: those are returned).
 fn catch_up(
@@ -173,16 +177,15 @@ fn catch_up(
 ) -> Result<Vec<u64>> {
     let mut stale = Vec::new();
     for seq in 0..head.next_seq {
-        let known = seq < index.known_times();
         let queued = || txn.contains(&PENDING, (user_id, seq));
-        if known && (index.contains(seq) || queued()?) {
+        if index.seen(seq) && (index.contains(seq) || queued()?) {
             continue;
         }
         let Some(sealed) = txn.get(&ENTRIES, (user_id, seq))? else {
             continue;
         };
         let entry = Entry::open(key, user_id, seq, &sealed)?;
-        index.set_time(seq, entry.queried_at_ms);
+        index.set_entry(seq, entry.queried_at_ms, entry.chunk());
         match &entry.vector {
             Some((name, vector)) if name == index.embedder() => index.add(seq, vector)?,
             _ if queued()? => {}

@@ -272,6 +272,209 @@ async fn similarities_stay_within_zero_and_one_indexed_or_queued() {
     }
 }
 
+/// When each of the user's queries ran, by query id.
+fn queried_at(archive: &Archive, user_id: &str, query_id: &str) -> i64 {
+    let history = archive.history(user_id).unwrap();
+    let record = history.iter().find(|r| r.query_id == query_id).unwrap();
+    record.queried_at_ms
+}
+
+/// (connector, query id) of each result, best first.
+fn found(outcome: &DeepSearchOutcome) -> Vec<(&str, &str)> {
+    outcome
+        .found
+        .iter()
+        .map(|f| (f.entry.connector.as_str(), f.entry.query_id.as_str()))
+        .collect()
+}
+
+/// Records `query_id`'s answer a few milliseconds after the previous one,
+/// so that every query has a `queried_at` of its own.
+async fn answer(archive: &Archive, user_id: &str, query_id: &str, chunks: &[ArchivedChunk<'_>]) {
+    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    archive
+        .record(user_id, query_id, "why did checkout freeze", chunks)
+        .unwrap();
+}
+
+/// The same question asked again and again archives the same chunks each
+/// time: a deep search returns each chunk once, as its newest entry within
+/// the date window, whether that entry is indexed or still queued.
+#[tokio::test]
+async fn each_chunk_is_found_once_at_its_newest_entry_within_the_window() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(Store::open(dir.path(), None).unwrap());
+    let user = store.create_user("a@b.c").unwrap();
+    let first = archive(store.clone());
+    let chunk = |connector, content| ArchivedChunk {
+        connector,
+        content,
+        vector: None,
+        source: None,
+    };
+    let deploy = "the friday deploy froze checkout";
+    // The same text from two tools is two chunks.
+    let answered = [
+        chunk("slack", deploy),
+        chunk("github", deploy),
+        chunk("notion", "lunch menu for friday"),
+    ];
+    // Asked three times: twice indexed, the third still queued.
+    for query_id in ["qry_1", "qry_2", "qry_3"] {
+        answer(&first, &user.id, query_id, &answered).await;
+        if query_id != "qry_3" {
+            first.index_now(&user.id).await.unwrap();
+        }
+    }
+    assert_eq!(first.pending_batch(&user.id, 10).unwrap().len(), 3);
+    let [t1, t2, t3] = ["qry_1", "qry_2", "qry_3"].map(|q| queried_at(&first, &user.id, q));
+    assert!(t1 < t2 && t2 < t3);
+
+    let outcome = first.search(&user.id, deploy, None, None, 5).await.unwrap();
+    assert_eq!(outcome.total_matches, 3, "distinct chunks, not 9 entries");
+    let mut results = found(&outcome);
+    results[..2].sort();
+    assert_eq!(
+        results,
+        [("github", "qry_3"), ("slack", "qry_3"), ("notion", "qry_3")]
+    );
+    assert_eq!(outcome.found[0].entry.content, deploy);
+    assert!(outcome.found[0].similarity > outcome.found[2].similarity);
+    // Two results are two chunks, not one chunk's two entries.
+    let outcome = first.search(&user.id, deploy, None, None, 2).await.unwrap();
+    let mut results = found(&outcome);
+    results.sort();
+    assert_eq!(results, [("github", "qry_3"), ("slack", "qry_3")]);
+
+    // A window that ends before the newest answer: the newest within it.
+    let outcome = first
+        .search(&user.id, deploy, None, Some(t2), 5)
+        .await
+        .unwrap();
+    assert_eq!(outcome.total_matches, 3);
+    assert!(
+        found(&outcome).iter().all(|(_, q)| *q == "qry_2"),
+        "{:?}",
+        found(&outcome)
+    );
+    assert_eq!(outcome.found[0].entry.queried_at_ms, t2);
+    let outcome = first
+        .search(&user.id, deploy, Some(t1), Some(t1), 5)
+        .await
+        .unwrap();
+    assert_eq!(outcome.found.len(), 3);
+    assert!(found(&outcome).iter().all(|(_, q)| *q == "qry_1"));
+
+    // A fourth answer repeats one chunk and brings a new one; it waits for
+    // the indexer, and its repeat is the newest entry of that chunk.
+    let postmortem = "checkout freeze postmortem: the deploy held a lock";
+    answer(
+        &first,
+        &user.id,
+        "qry_4",
+        &[chunk("slack", deploy), chunk("jira", postmortem)],
+    )
+    .await;
+    let t4 = queried_at(&first, &user.id, "qry_4");
+    let outcome = first.search(&user.id, deploy, None, None, 5).await.unwrap();
+    assert_eq!(outcome.total_matches, 4);
+    let results = found(&outcome);
+    assert_eq!(results.len(), 4);
+    assert!(results.contains(&("slack", "qry_4")), "{results:?}");
+    assert!(results.contains(&("github", "qry_3")), "{results:?}");
+    assert!(results.contains(&("jira", "qry_4")), "{results:?}");
+    // Without it: the window ends at the third answer.
+    let outcome = first
+        .search(&user.id, deploy, None, Some(t3), 5)
+        .await
+        .unwrap();
+    assert_eq!(outcome.total_matches, 3);
+    assert!(found(&outcome).iter().all(|(_, q)| *q == "qry_3"));
+    // Only it: one chunk of each.
+    let outcome = first
+        .search(&user.id, deploy, Some(t4), None, 5)
+        .await
+        .unwrap();
+    assert_eq!(outcome.total_matches, 2);
+    assert_eq!(outcome.found.len(), 2);
+    first.flush().unwrap();
+    drop(first);
+
+    // A new process: the stored index tells the chunks apart as well.
+    let second = archive(store.clone());
+    let outcome = second
+        .search(&user.id, deploy, None, Some(t3), 5)
+        .await
+        .unwrap();
+    assert_eq!(outcome.total_matches, 3);
+    assert!(found(&outcome).iter().all(|(_, q)| *q == "qry_3"));
+    let outcome = second
+        .search(&user.id, deploy, Some(t2), None, 50)
+        .await
+        .unwrap();
+    assert_eq!(outcome.total_matches, 4);
+    assert_eq!(outcome.found.len(), 4);
+}
+
+/// Deep searches see each chunk once, even through an index stored before
+/// chunks were kept: it is rebuilt from the entries.
+#[tokio::test]
+async fn an_index_stored_before_chunks_were_kept_is_rebuilt() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(Store::open(dir.path(), None).unwrap());
+    let user = store.create_user("a@b.c").unwrap();
+    let first = archive(store.clone());
+    let repeated = [ArchivedChunk {
+        connector: "jira",
+        content: "database migration plan",
+        vector: None,
+        source: None,
+    }];
+    for query_id in ["qry_1", "qry_2"] {
+        answer(&first, &user.id, query_id, &repeated).await;
+    }
+    first.index_now(&user.id).await.unwrap();
+    // The stored index, as it was written before chunks were kept.
+    let bytes = first
+        .loaded_slot(&user.id)
+        .unwrap()
+        .index
+        .lock()
+        .unwrap()
+        .as_ref()
+        .unwrap()
+        .serialize()
+        .unwrap();
+    let header_len = u32::from_le_bytes(bytes[..4].try_into().unwrap()) as usize;
+    let mut header: serde_json::Value = serde_json::from_slice(&bytes[4..4 + header_len]).unwrap();
+    assert!(header.as_object_mut().unwrap().remove("chunks").is_some());
+    let header = serde_json::to_vec(&header).unwrap();
+    let mut old = (header.len() as u32).to_le_bytes().to_vec();
+    old.extend_from_slice(&header);
+    old.extend_from_slice(&bytes[4 + header_len..]);
+    let key = store.data_key(&user.id).unwrap();
+    let mut txn = store.write().unwrap();
+    let head = entries::read_head(&txn, &user.id).unwrap();
+    assert_eq!(head.index_segments, 1);
+    let record_id = stored::segment_record_id(head.index_generation, 0);
+    txn.put(
+        &entries::INDEX_SEGMENTS,
+        (user.id.as_str(), 0),
+        &key.encrypt(&user.id, &record_id, &old),
+    )
+    .unwrap();
+    txn.commit().unwrap();
+    drop(first);
+
+    let second = archive(store);
+    let outcome = second
+        .search(&user.id, "migration", None, None, 5)
+        .await
+        .unwrap();
+    assert_eq!(outcome.total_matches, 1);
+    assert_eq!(found(&outcome), [("jira", "qry_2")]);
+}
+
 fn recording(user_id: &str, n: usize, chunks: usize) -> Recording {
     Recording {
         tools: Vec::new(),
