@@ -420,6 +420,23 @@ fn a_check_that_cannot_run_exits_2() {
 }
 
 #[test]
+fn build_refuses_a_folder_that_is_not_a_connector_crate() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = quarry(&["build", dir.path().to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+    assert!(
+        text(&output)
+            .contains("is not a connector crate: it needs a Cargo.toml and a connector.toml"),
+        "{}",
+        text(&output)
+    );
+    assert!(
+        std::fs::read_dir(dir.path()).unwrap().next().is_none(),
+        "nothing was written"
+    );
+}
+
+#[test]
 fn new_refuses_bad_names_and_busy_folders() {
     let dir = tempfile::tempdir().unwrap();
     let target = dir.path().join("x");
