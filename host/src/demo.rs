@@ -403,6 +403,16 @@ fn demo_config(
     set("dashboard", dashboard.into());
     let mut config = Config::from_sources(&table.to_string(), std::env::vars())
         .context("the demo configuration")?;
+    // Run outside a checkout (an author's own folder), the model's relative
+    // folder is not there: rank by words rather than refuse to start.
+    let ranking = &mut config.ranking;
+    if ranking.semantic
+        && ranking.embedder == crate::config::EmbedderKind::Local
+        && !ranking.model_dir.exists()
+    {
+        tracing::warn!(dir = %ranking.model_dir.display(), "no embedding model there: the demo ranks by keywords only (`tools/fetch-model` in a checkout fetches it; QUARRY_RANKING__MODEL_DIR says where it is)");
+        ranking.semantic = false;
+    }
     // Set after the environment, so that each source adds to the others.
     upstreams::add_upstreams(
         &mut config.upstream,
