@@ -178,6 +178,40 @@ async fn a_connector_installed_after_start_answers_from_the_authors_fake() {
     }
 }
 
+#[tokio::test]
+async fn fixtures_served_by_the_demo_itself_answer_for_their_vendor() {
+    let plugins = tempfile::tempdir().unwrap();
+    install(plugins.path(), "github");
+    install(plugins.path(), "slack");
+    let fixtures = tempfile::tempdir().unwrap();
+    std::fs::write(fixtures.path().join("routes.toml"), ROUTES).unwrap();
+    std::fs::write(fixtures.path().join("issues.json"), issues().to_string()).unwrap();
+    let demo = Demo::options()
+        .plugins_dir(plugins.path())
+        .arg("--fixtures")
+        .arg(fixtures.path().to_str().unwrap())
+        .start();
+    let reply = demo
+        .query(
+            demo.alice(),
+            &json!({ "query": "roaster drum invoice", "connectors": ["github", "slack"], "max_results": 3 }),
+        )
+        .await;
+    reply.expect(200, None);
+    let github = chunks(&reply.body, "github");
+    assert!(!github.is_empty(), "{}", reply.body);
+    assert!(
+        github.iter().all(|c| c["source_url"] == FIXTURE_URL),
+        "the fixtures answer for api.github.com: {}",
+        reply.body
+    );
+    assert!(
+        !chunks(&reply.body, "slack").is_empty(),
+        "the demo's fake vendors answer for the other hosts: {}",
+        reply.body
+    );
+}
+
 #[test]
 fn a_bad_fake_flag_is_refused_with_the_reason() {
     let output = std::process::Command::new(quarry_tests::server::quarry_binary())
