@@ -177,7 +177,14 @@ mod tests {
             route("api.acme.example=127.0.0.1:3000").unwrap(),
             route("api.github.com=127.0.0.1:4000").unwrap(),
         ];
-        add_upstreams(&mut upstream, fake, &demo_ca, &routes, &[author_ca.clone()]).unwrap();
+        add_upstreams(
+            &mut upstream,
+            fake,
+            &demo_ca,
+            &routes,
+            std::slice::from_ref(&author_ca),
+        )
+        .unwrap();
         let routed = |host: &str| upstream.host_overrides[host].port();
         assert_eq!(routed("slack.com"), 1000, "the demo's own vendor stays");
         assert_eq!(
