@@ -59,6 +59,10 @@ impl Upstream {
     pub fn new(config: &NetworkConfig) -> Result<Upstream> {
         let resolver = GuardedResolver::public_only(config.host_overrides.clone());
         let mut builder = reqwest::Client::builder()
+            // HTTP/1.1 in every build: the tests' builds compile reqwest
+            // with HTTP/2 (tools/workspace-hack), the production one
+            // without; the protocol the host speaks must not depend on it.
+            .http1_only()
             .use_rustls_tls()
             .https_only(true)
             .redirect(reqwest::redirect::Policy::none())

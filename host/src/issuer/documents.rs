@@ -47,6 +47,10 @@ impl Documents {
     /// operator's `[upstream] extra_root_certs`).
     pub fn new(allow_private: bool, extra_roots: &[Vec<u8>]) -> Result<Documents> {
         let mut builder = reqwest::Client::builder()
+            // HTTP/1.1 in every build: the tests' builds compile reqwest
+            // with HTTP/2 (tools/workspace-hack), the production one
+            // without; the protocol the host speaks must not depend on it.
+            .http1_only()
             .use_rustls_tls()
             .https_only(true)
             .redirect(reqwest::redirect::Policy::none())
