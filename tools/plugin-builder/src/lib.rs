@@ -216,6 +216,12 @@ pub fn componentize(crate_dir: &Path, module_path: &Path, out: &Path) -> Result<
         .get("id")
         .and_then(|v| v.as_str().map(String::from))
         .with_context(|| format!("{} has no id", manifest_path.display()))?;
+    // The id names the files written below: never a path of its own.
+    ensure!(
+        quarry_guard::manifest::is_valid_id(&id),
+        "{}: id {id:?} is not a connector id (lowercase letters, digits, - and _, starting with a letter)",
+        manifest_path.display()
+    );
     let module =
         std::fs::read(module_path).with_context(|| format!("reading {}", module_path.display()))?;
     let component = wit_component::ComponentEncoder::default()
