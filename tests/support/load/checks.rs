@@ -147,39 +147,29 @@ impl Load {
     /// entry in the date window, so the archive is read query by query:
     /// the window between sending a query and reading its answer holds its
     /// entries, and only those of the user's other queries running at the
-    /// same moment (a cluster of overlapping windows is read at once). A
-    /// chunk of the query must be there under its own id, or under the id
-    /// of another query of the cluster that returned the same chunk (the
-    /// newer occurrence the search keeps).
+    /// same moment (a cluster of overlapping windows is read at once, in
+    /// halves while a page is full). A chunk of the query must be there
+    /// under its own id, or under the id of another query of the cluster
+    /// that returned the same chunk (the newer occurrence the search
+    /// keeps).
     pub(super) async fn check_archive(&self, report: &mut Report) {
         for user in self.live_users() {
             for cluster in overlapping(self.answers_of(user.account)) {
                 let from = cluster.iter().map(|a| a.sent_ms).min().unwrap_or(0) - 1;
                 let to = cluster.iter().map(|a| a.received_ms).max().unwrap_or(0) + 1;
-                let page = match self.archive_page(&user, from, to).await {
-                    Some(page) if page.len() < PAGE => page,
-                    Some(_) => {
-                        let detail = format!(
-                            "{} queries of {} at once fill a page of /v1/deep_search: not checked",
-                            cluster.len(),
-                            user.email
-                        );
-                        report.problem(Invariant::Archived, detail);
-                        continue;
-                    }
-                    None => {
-                        let detail = format!("could not read the archive of {}", user.email);
-                        report.problem(Invariant::Archived, detail);
-                        continue;
-                    }
+                let Some(page) = self.read_window(&user, from, to).await else {
+                    let detail = format!("could not read the archive of {}", user.email);
+                    report.problem(Invariant::Archived, detail);
+                    continue;
                 };
                 let found = archived_chunks(&page);
+                let known = self.answered_query_ids(user.account);
                 for answer in &cluster {
                     report.count(Invariant::Archived);
                     let missing = answer
                         .chunks
                         .iter()
-                        .filter(|chunk| !kept_for(answer, chunk, &cluster, &found))
+                        .filter(|chunk| !kept_for(answer, chunk, &cluster, &known, &found))
                         .count();
                     if missing > 0 {
                         let detail = format!(
@@ -195,6 +185,18 @@ impl Load {
         }
     }
 
+    /// The ids of every 200 answer the account was given (with chunks or
+    /// not).
+    fn answered_query_ids(&self, account: usize) -> BTreeSet<String> {
+        self.shared
+            .ledger()
+            .answers
+            .iter()
+            .filter(|a| a.account == account)
+            .map(|a| a.query_id.clone())
+            .collect()
+    }
+
     /// The account's answered queries that returned chunks, oldest first.
     fn answers_of(&self, account: usize) -> Vec<Answer> {
         let mut answers: Vec<Answer> = self
@@ -207,6 +209,29 @@ impl Load {
             .collect();
         answers.sort_by_key(|a| a.sent_ms);
         answers
+    }
+
+    /// Deep search's results between two instants (ms, inclusive), in
+    /// windows halved until each fits in a page: a smaller window hides
+    /// fewer older occurrences of a chunk, never more. `None` when the
+    /// archive cannot be read, or a single millisecond fills a page.
+    async fn read_window(&self, user: &Live, from: i64, to: i64) -> Option<Vec<Value>> {
+        let mut results = Vec::new();
+        let mut windows = vec![(from, to)];
+        while let Some((from, to)) = windows.pop() {
+            let page = self.archive_page(user, from, to).await?;
+            if page.len() < PAGE {
+                results.extend(page);
+                continue;
+            }
+            if to <= from {
+                return None;
+            }
+            let middle = from + (to - from) / 2;
+            windows.push((from, middle));
+            windows.push((middle + 1, to));
+        }
+        Some(results)
     }
 
     /// The archive's entries between two instants (ms, inclusive).
@@ -666,20 +691,27 @@ fn archived_chunks(page: &[Value]) -> HashMap<(String, String), BTreeSet<String>
 }
 
 /// Whether `chunk` of `answer` is in the archive: under its own query id,
-/// or under another query of the cluster that returned it too.
+/// or under a newer occurrence the search keeps instead: another query of
+/// the cluster that returned it too, or a query whose answer the load
+/// never read (the server died before it was sent, or it failed after
+/// archiving), which the ledger cannot tell apart.
 fn kept_for(
     answer: &Answer,
     chunk: &(String, String),
     cluster: &[Answer],
+    known: &BTreeSet<String>,
     found: &HashMap<(String, String), BTreeSet<String>>,
 ) -> bool {
     let Some(ids) = found.get(chunk) else {
         return false;
     };
-    ids.contains(&answer.query_id)
-        || cluster
-            .iter()
-            .any(|other| ids.contains(&other.query_id) && other.chunks.contains(chunk))
+    ids.iter().any(|id| {
+        *id == answer.query_id
+            || !known.contains(id)
+            || cluster
+                .iter()
+                .any(|other| other.query_id == *id && other.chunks.contains(chunk))
+    })
 }
 
 impl Report {

@@ -109,13 +109,14 @@ async fn ask_with_key(shared: &Shared, player: &Player, rng: &mut Rng) -> Option
             .key(&key);
         shared.send(request)
     };
+    // Both attempts are noted with the first one's start: when the first
+    // answer is lost, the replay's entries are the first attempt's.
     let sent_ms = now_ms();
     let first = send().await;
     shared.note_keyed(player.account, &key, &body, first.as_ref(), sent_ms);
     if !rng.chance(0.5) {
         return first;
     }
-    let sent_ms = now_ms();
     let again = send().await;
     shared.check_retry(player.account, first.as_ref(), again.as_ref());
     shared.note_keyed(player.account, &key, &body, again.as_ref(), sent_ms);
