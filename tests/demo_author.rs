@@ -94,6 +94,9 @@ async fn a_connector_installed_after_start_answers_from_the_authors_fake() {
         .arg(&format!("api.github.com={}", fake.addr()))
         .arg("--fake-ca")
         .arg(ca.to_str().unwrap())
+        // Instead of the demo's own value for GitHub's required setting.
+        .arg("--setting")
+        .arg("github:scope=repo:acme-fixtures/roastery")
         .start();
     assert_eq!(status(&demo, demo.alice(), "github").await, None);
 
@@ -161,7 +164,8 @@ async fn a_connector_installed_after_start_answers_from_the_authors_fake() {
         "{}",
         reply.body
     );
-    // The connector asked the author's fake with alice's demo credential.
+    // The connector asked the author's fake with alice's demo credential
+    // and the setting given.
     let asked = fake.requests();
     assert!(!asked.is_empty());
     for request in &asked {
@@ -175,6 +179,12 @@ async fn a_connector_installed_after_start_answers_from_the_authors_fake() {
             .find(|(name, _)| name == "authorization")
             .map(|(_, value)| value.as_str());
         assert_eq!(authorization, Some("Bearer fake-github-alice"));
+        let query = request.query.as_deref().unwrap_or_default();
+        let q = url::form_urlencoded::parse(query.as_bytes())
+            .find(|(name, _)| name == "q")
+            .map(|(_, value)| value.into_owned())
+            .unwrap_or_default();
+        assert!(q.contains("repo:acme-fixtures/roastery"), "{q}");
     }
 }
 

@@ -11,6 +11,7 @@
 mod connect;
 mod upstreams;
 
+pub use connect::ConnectionSetting;
 pub use upstreams::FakeRoute;
 
 use std::collections::BTreeSet;
@@ -78,6 +79,11 @@ pub struct DemoArgs {
     /// `--fake` and `--fake-ca` without a second command.
     #[arg(long, value_name = "DIR")]
     pub fixtures: Option<PathBuf>,
+    /// A setting of every demo user's connection to a connector,
+    /// `ID:NAME=VALUE` (repeatable): the value of a required setting of
+    /// your own connector (the demo knows only its own connectors').
+    #[arg(long = "setting", value_name = "ID:NAME=VALUE")]
+    pub settings: Vec<ConnectionSetting>,
 }
 
 /// The users every demo has; `--extra-users` adds `user1`, `user2`, ...
@@ -144,6 +150,7 @@ pub async fn run(mut args: DemoArgs) -> Result<()> {
         &fake,
         &store,
         &present,
+        &args.settings,
         &user_names(args.extra_users),
         args.token_ttl_seconds,
     )?;
@@ -174,8 +181,15 @@ pub async fn run(mut args: DemoArgs) -> Result<()> {
         running.addr,
         args.plugins_dir.display(),
     );
-    let connecting =
-        connect::connect_later_connectors(&fake, &store, &registry, &users, loads, present);
+    let connecting = connect::connect_later_connectors(
+        &fake,
+        &store,
+        &registry,
+        &users,
+        &args.settings,
+        loads,
+        present,
+    );
     tokio::select! {
         served = crate::server::serve_until_signal(replicas) => served?,
         never = connecting => match never {},
@@ -255,6 +269,7 @@ fn create_users(
     fake: &FakeSaas,
     store: &Store,
     connectors: &BTreeSet<String>,
+    settings: &[ConnectionSetting],
     names: &[String],
     ttl: u64,
 ) -> Result<Vec<DemoUser>> {
@@ -266,7 +281,7 @@ fn create_users(
             None => store.create_user(&email)?,
         };
         for connector in connectors {
-            connect_user(fake, store, &user.id, name, connector)?;
+            connect_user(fake, store, &user.id, name, connector, settings)?;
         }
         crate::dashboard::session::set_password(store, &user.id, DEMO_PASSWORD)?;
         let (token, _) = store.issue_token(&user.id, ttl, Audience::V1)?;
@@ -283,20 +298,21 @@ fn create_users(
 }
 
 /// Connects the demo user `name` to `connector` with the demo's
-/// credential and the fake company's settings.
+/// credential, the fake company's settings and those of `--setting`.
 fn connect_user(
     fake: &FakeSaas,
     store: &Store,
     user_id: &str,
     name: &str,
     connector: &str,
+    settings: &[ConnectionSetting],
 ) -> Result<()> {
     crate::admin::connect(
         store,
         user_id,
         connector,
         Secret::new(access_token(fake, connector, name)),
-        demo_settings(connector),
+        connect::settings_for(connector, settings),
     )
 }
 

@@ -6,6 +6,7 @@
 
 use std::collections::BTreeSet;
 use std::convert::Infallible;
+use std::str::FromStr;
 
 use fake_saas::FakeSaas;
 
@@ -25,6 +26,7 @@ pub(super) async fn connect_later_connectors(
     store: &Store,
     registry: &Registry,
     users: &[DemoUser],
+    settings: &[ConnectionSetting],
     mut loads: tokio::sync::watch::Receiver<u64>,
     mut known: BTreeSet<String>,
 ) -> Infallible {
@@ -40,7 +42,7 @@ pub(super) async fn connect_later_connectors(
             .filter(|id| !known.contains(id))
             .collect();
         for id in new {
-            match connect_everyone(fake, store, users, &id) {
+            match connect_everyone(fake, store, users, &id, settings) {
                 Ok(()) => {
                     tracing::info!(connector = %id, users = users.len(), token = %format!("fake-{id}-<user>"), "demo users connected to a new connector");
                     known.insert(id);
@@ -59,9 +61,74 @@ fn connect_everyone(
     store: &Store,
     users: &[DemoUser],
     connector: &str,
+    settings: &[ConnectionSetting],
 ) -> anyhow::Result<()> {
     for user in users {
-        super::connect_user(fake, store, &user.id, &user.name, connector)?;
+        super::connect_user(fake, store, &user.id, &user.name, connector, settings)?;
     }
     Ok(())
+}
+
+/// `--setting ID:NAME=VALUE`: a setting of the demo users' connections to
+/// the connector `ID`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConnectionSetting {
+    pub connector: String,
+    pub name: String,
+    pub value: String,
+}
+
+impl FromStr for ConnectionSetting {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<ConnectionSetting, String> {
+        let shape = || format!("{text:?} is not ID:NAME=VALUE (for example acme-wiki:site=acme)");
+        let (connector, setting) = text.split_once(':').ok_or_else(shape)?;
+        let (name, value) = setting.split_once('=').ok_or_else(shape)?;
+        if connector.is_empty() || name.is_empty() {
+            return Err(shape());
+        }
+        Ok(ConnectionSetting {
+            connector: connector.to_string(),
+            name: name.to_string(),
+            value: value.to_string(),
+        })
+    }
+}
+
+/// The settings of a demo connection to `connector`: the fake company's,
+/// then those `--setting` gives (which win for the same name).
+pub(super) fn settings_for(connector: &str, given: &[ConnectionSetting]) -> Vec<(String, String)> {
+    let mut settings = super::demo_settings(connector);
+    for setting in given.iter().filter(|s| s.connector == connector) {
+        settings.retain(|(name, _)| *name != setting.name);
+        settings.push((setting.name.clone(), setting.value.clone()));
+    }
+    settings
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn given_settings_add_to_the_fake_companys_and_win() {
+        let given: Vec<ConnectionSetting> = ["acme-wiki:site=acme", "github:scope=repo:acme/x"]
+            .iter()
+            .map(|text| text.parse().unwrap())
+            .collect();
+        assert_eq!(
+            settings_for("acme-wiki", &given),
+            [("site".to_string(), "acme".to_string())]
+        );
+        assert_eq!(
+            settings_for("github", &given),
+            [("scope".to_string(), "repo:acme/x".to_string())]
+        );
+        assert_eq!(settings_for("slack", &given), []);
+        for bad in ["acme-wiki", "acme-wiki:site", ":site=a", "acme-wiki:=a"] {
+            let message = bad.parse::<ConnectionSetting>().unwrap_err();
+            assert!(message.contains("is not ID:NAME=VALUE"), "{bad}: {message}");
+        }
+    }
 }
