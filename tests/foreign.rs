@@ -217,7 +217,9 @@ async fn foreign_connectors_get_the_same_sandbox() {
     install_foreign(&h, "js-notion", "js-no-route", |m| {
         m.replace(
             "url = \"https://api.notion.com/v1/search\"",
-            "url = \"https://api.notion.com/v1/users/me\"",
+            // Still a search-named POST route (the manifest check refuses
+            // a query route that names no search), but not the one it asks.
+            "url = \"https://api.notion.com/v1/pages/search\"",
         )
     })
     .await;

