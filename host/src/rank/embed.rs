@@ -209,6 +209,9 @@ impl<E: Embedder> Embedder for Cached<E> {
         self.inner.dimensions()
     }
 
+    /// Texts of no user (offline evaluation): kept under the empty owner.
+    /// The server embeds through the scheduler, whose jobs name their
+    /// owner; a user's texts must never come this way.
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
         self.embed_for("", texts)
     }
