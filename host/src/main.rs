@@ -6,6 +6,11 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 
+/// jemalloc returns freed memory to the system, where glibc's malloc kept
+/// it (see host/Cargo.toml); `/metrics` reports its figures.
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 #[derive(Parser)]
 #[command(
     name = "quarry",

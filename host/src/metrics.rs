@@ -5,6 +5,7 @@ use std::time::Duration;
 use prometheus_client::encoding::text::encode;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
@@ -20,6 +21,59 @@ pub struct Metrics {
     connector_seconds: Family<Labels, Histogram>,
     stage_seconds: Family<Labels, Histogram>,
     ranked_chunks: Family<Labels, Counter>,
+    memory: MemoryGauges,
+}
+
+/// What the process keeps in memory, set at each scrape.
+#[derive(Default)]
+struct MemoryGauges {
+    loaded_indexes: Gauge,
+    index_bytes: Gauge,
+    cached_vectors: Gauge,
+    heap_allocated: Gauge,
+    heap_resident: Gauge,
+}
+
+impl MemoryGauges {
+    fn register(&self, registry: &mut Registry) {
+        registry.register(
+            "archive_loaded_indexes",
+            "Users whose deep-search index is in memory",
+            self.loaded_indexes.clone(),
+        );
+        registry.register(
+            "archive_index_bytes",
+            "Memory used by the loaded deep-search indexes",
+            self.index_bytes.clone(),
+        );
+        registry.register(
+            "embedding_cache_vectors",
+            "Vectors the embedding cache keeps (bounded by [ranking] cache_entries)",
+            self.cached_vectors.clone(),
+        );
+        registry.register(
+            "heap_allocated_bytes",
+            "Bytes the process's allocator has handed out and not had back (a leak grows this)",
+            self.heap_allocated.clone(),
+        );
+        registry.register(
+            "heap_resident_bytes",
+            "Bytes of memory the allocator holds from the system",
+            self.heap_resident.clone(),
+        );
+    }
+}
+
+/// jemalloc's allocated and resident bytes (the `quarry` binary's
+/// allocator), as of now.
+fn heap_figures() -> Option<(usize, usize)> {
+    use tikv_jemalloc_ctl::{epoch, stats};
+    // The figures are a snapshot taken when the epoch advances.
+    epoch::advance().ok()?;
+    Some((
+        stats::allocated::read().ok()?,
+        stats::resident::read().ok()?,
+    ))
 }
 
 fn seconds_histogram() -> Histogram {
@@ -72,7 +126,10 @@ impl Default for Metrics {
              keyword (the model did not reach them within the answer budget: load degrades here)",
             ranked_chunks.clone(),
         );
+        let memory = MemoryGauges::default();
+        memory.register(&mut registry);
         Metrics {
+            memory,
             ranked_chunks,
             registry,
             requests,
@@ -129,6 +186,17 @@ impl Metrics {
             self.ranked_chunks
                 .get_or_create(&vec![("ranking", method.to_string())])
                 .inc_by(count);
+        }
+    }
+
+    pub fn set_memory_use(&self, used: crate::archive::MemoryUse) {
+        let gauge = |g: &Gauge, v: usize| g.set(i64::try_from(v).unwrap_or(i64::MAX));
+        gauge(&self.memory.loaded_indexes, used.loaded_indexes);
+        gauge(&self.memory.index_bytes, used.index_bytes);
+        gauge(&self.memory.cached_vectors, used.cached_vectors);
+        if let Some((allocated, resident)) = heap_figures() {
+            gauge(&self.memory.heap_allocated, allocated);
+            gauge(&self.memory.heap_resident, resident);
         }
     }
 

@@ -119,7 +119,11 @@ pub async fn start(config: Config) -> Result<Running> {
 /// folder, or the PostgreSQL database replicas share.
 pub fn open_store(config: &Config) -> Result<Store> {
     match config.storage.backend {
-        BackendKind::Redb => Store::open_with(&config.data_dir, master_key(config)?),
+        BackendKind::Redb => Store::open_with(
+            &config.data_dir,
+            master_key(config)?,
+            config.storage.cache_bytes(),
+        ),
         BackendKind::Postgres => {
             let (Some(url), Some(master_key)) = (&config.storage.postgres_url, &config.master_key)
             else {
@@ -222,7 +226,10 @@ async fn assemble(config: &Config, origin: crate::origin::PublicOrigin) -> Resul
         config.ranking.embed_workers,
         config.ranking.embed_batch,
     );
-    let archive = Arc::new(Archive::open(store.clone(), scheduler.clone())?);
+    let archive = Arc::new(
+        Archive::open(store.clone(), scheduler.clone())?
+            .with_index_budget(config.archive.index_memory_bytes()),
+    );
     let webhooks = Arc::new(Webhooks::new(store.clone(), config.webhooks.clone())?);
     // The host's own calls to vendors (revocation, refresh) go through the
     // same guarded client as the connectors' fetches.

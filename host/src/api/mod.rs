@@ -176,6 +176,7 @@ async fn metrics(
         )
             .into_response();
     }
+    app.metrics.set_memory_use(app.archive.memory_use());
     (
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
         app.metrics.render(),

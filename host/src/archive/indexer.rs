@@ -21,7 +21,9 @@ impl Archive {
             loop {
                 let _ = tokio::time::timeout(Duration::from_secs(5), archive.wake.notified()).await;
                 let indexed = archive.index_everyone().await;
-                if let Err(error) = indexed.and(archive.save_loaded_if_due().await) {
+                let saved = archive.save_loaded_if_due().await;
+                archive.unload_over_budget();
+                if let Err(error) = indexed.and(saved) {
                     tracing::warn!(
                         error = format!("{error:#}"),
                         "archive indexing failed; will retry"

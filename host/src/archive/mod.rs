@@ -29,6 +29,7 @@ mod recording;
 mod stored;
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use anyhow::Result;
@@ -52,8 +53,12 @@ const EMBED_BATCH: usize = 64;
 /// index, when smaller) were added since: the entries hold every vector, so
 /// a crash in between loses nothing; the next load adds the rest.
 const SAVE_AFTER: usize = 1024;
-/// Loaded indexes kept in memory (the least recently used saved ones go).
+/// Loaded indexes kept in memory at most, however small (the least
+/// recently used go first; see [`Archive::fit_budget`]).
 const MAX_LOADED: usize = 256;
+/// Memory the loaded indexes may use together, unless the operator says
+/// otherwise (`[archive] index_memory_mib`).
+const DEFAULT_INDEX_BUDGET: usize = 1 << 30;
 
 /// An archived chunk that matched a deep search: its newest entry within
 /// the window, with the best similarity of its entries there.
@@ -61,6 +66,17 @@ const MAX_LOADED: usize = 256;
 pub struct Found {
     pub entry: Entry,
     pub similarity: f32,
+}
+
+/// What the archive holds in memory (for `/metrics`: an operator sees
+/// which part of the process's memory grows).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct MemoryUse {
+    pub loaded_indexes: usize,
+    /// The loaded indexes' graphs, vectors and tables.
+    pub index_bytes: usize,
+    /// Vectors the embedding cache keeps.
+    pub cached_vectors: usize,
 }
 
 pub struct DeepSearchOutcome {
@@ -75,6 +91,8 @@ pub struct Archive {
     /// background priority, behind live queries.
     embedder: Scheduler,
     loaded: Mutex<HashMap<String, Arc<Slot>>>,
+    /// Bytes the loaded indexes may use together.
+    index_budget: usize,
     wake: tokio::sync::Notify,
     /// Answered queries waiting for the next commit, and the turn to make
     /// it (`recording.rs`).
@@ -92,6 +110,30 @@ struct Slot {
     /// The user's head (`Head::mark`) the loaded index has caught up with.
     seen: Mutex<Option<(u64, u64)>>,
     last_used: Mutex<Option<std::time::Instant>>,
+    /// The index's memory when it was last measured (while a task holds
+    /// the index, it is not measured again).
+    bytes: AtomicUsize,
+}
+
+impl Slot {
+    /// The loaded index's memory: measured when no task holds it, else as
+    /// last measured (a budget check never waits for a load or a save).
+    fn memory_bytes(&self) -> usize {
+        match self.index.try_lock() {
+            Ok(index) => {
+                let bytes = index.as_ref().map_or(0, UserIndex::memory_bytes);
+                self.bytes.store(bytes, Ordering::Relaxed);
+                bytes
+            }
+            Err(_) => self.bytes.load(Ordering::Relaxed),
+        }
+    }
+
+    fn has_unsaved(&self) -> bool {
+        (self.index.lock().expect("index lock"))
+            .as_ref()
+            .is_some_and(|index| index.unsaved > 0)
+    }
 }
 
 impl Archive {
@@ -100,10 +142,17 @@ impl Archive {
             store,
             embedder,
             loaded: Mutex::default(),
+            index_budget: DEFAULT_INDEX_BUDGET,
             wake: tokio::sync::Notify::new(),
             waiting: Mutex::default(),
             commit_turn: tokio::sync::Mutex::new(()),
         })
+    }
+
+    /// Bounds the memory of the loaded indexes together to `bytes`.
+    pub fn with_index_budget(mut self, bytes: usize) -> Archive {
+        self.index_budget = bytes;
+        self
     }
 
     pub fn embedder_name(&self) -> &str {
@@ -131,12 +180,46 @@ impl Archive {
 
     fn slot(&self, user_id: &str) -> Arc<Slot> {
         let mut loaded = self.loaded.lock().expect("loaded indexes");
-        if loaded.len() >= MAX_LOADED && !loaded.contains_key(user_id) {
-            evict_one(&mut loaded);
-        }
         let slot = loaded.entry(user_id.to_string()).or_default().clone();
         *slot.last_used.lock().expect("slot use") = Some(std::time::Instant::now());
+        self.fit_budget(&mut loaded);
         slot
+    }
+
+    /// Unloads the least recently used indexes that no task is using (those
+    /// with every vector stored first) until the loaded ones fit the memory
+    /// budget and number at most [`MAX_LOADED`]. Nothing is lost: an
+    /// index's entries hold every vector, and the next load adds those the
+    /// stored copy lacks.
+    fn fit_budget(&self, loaded: &mut HashMap<String, Arc<Slot>>) {
+        let mut bytes: usize = loaded.values().map(|slot| slot.memory_bytes()).sum();
+        while bytes > self.index_budget || loaded.len() > MAX_LOADED {
+            // A task that holds a slot got it from the map, under its lock.
+            let idle = loaded
+                .iter()
+                .filter(|(_, slot)| Arc::strong_count(slot) == 1);
+            let victim = idle
+                .min_by_key(|(_, slot)| {
+                    (
+                        slot.has_unsaved(),
+                        *slot.last_used.lock().expect("slot use"),
+                    )
+                })
+                .map(|(user, _)| user.clone());
+            let Some(user) = victim else {
+                return;
+            };
+            if let Some(slot) = loaded.remove(&user) {
+                bytes = bytes.saturating_sub(slot.memory_bytes());
+            }
+        }
+    }
+
+    /// Brings the loaded indexes within the budget (they grow as queries
+    /// are archived, between the requests that load them).
+    pub(super) fn unload_over_budget(&self) {
+        let mut loaded = self.loaded.lock().expect("loaded indexes");
+        self.fit_budget(&mut loaded);
     }
 
     fn loaded_slot(&self, user_id: &str) -> Option<Arc<Slot>> {
@@ -212,6 +295,19 @@ impl Archive {
         guard.as_ref().map(UserIndex::memory_bytes)
     }
 
+    pub fn memory_use(&self) -> MemoryUse {
+        let slots: Vec<Arc<Slot>> = (self.loaded.lock().expect("loaded indexes"))
+            .values()
+            .cloned()
+            .collect();
+        let index_bytes = slots.iter().map(|slot| slot.memory_bytes()).sum();
+        MemoryUse {
+            loaded_indexes: slots.len(),
+            index_bytes,
+            cached_vectors: self.embedder.cached_vectors(),
+        }
+    }
+
     /// Drops a user's loaded index from memory (benchmarks measure loading).
     pub fn unload(&self, user_id: &str) {
         self.loaded.lock().expect("loaded indexes").remove(user_id);
@@ -231,26 +327,6 @@ impl Archive {
         self.load(user_id, &slot).await?;
         self.index_pending(user_id, &slot).await?;
         self.save(user_id, &slot)
-    }
-}
-
-/// Forgets the least recently used index that has nothing unsaved and that
-/// no task is using.
-fn evict_one(loaded: &mut HashMap<String, Arc<Slot>>) {
-    let victim = loaded
-        .iter()
-        .filter(|(_, slot)| Arc::strong_count(slot) == 1)
-        .filter(|(_, slot)| {
-            slot.index
-                .lock()
-                .expect("index lock")
-                .as_ref()
-                .is_none_or(|i| i.unsaved == 0)
-        })
-        .min_by_key(|(_, slot)| *slot.last_used.lock().expect("slot use"))
-        .map(|(user, _)| user.clone());
-    if let Some(user) = victim {
-        loaded.remove(&user);
     }
 }
 

@@ -40,9 +40,14 @@ impl Archive {
             let index = guard.as_mut().context("the index was unloaded")?;
             let mark = catch_up_with(&store, &user, index)?;
             *slot.seen.lock().expect("seen lock") = Some(mark);
-            Ok(())
+            anyhow::Ok(())
         })
-        .await?
+        .await??;
+        if !loaded {
+            // This index is in use: others make room for it.
+            self.unload_over_budget();
+        }
+        Ok(())
     }
 
     /// Whether the user's head moved since the loaded index caught up.

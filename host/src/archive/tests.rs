@@ -545,3 +545,47 @@ async fn a_user_being_deleted_fails_only_their_own_record() {
         .unwrap();
     assert_eq!(kept, 0..2);
 }
+
+#[tokio::test]
+async fn indexes_past_the_memory_budget_are_unloaded_and_load_again_when_searched() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(Store::open(dir.path(), None).unwrap());
+    let (ann, bob) = (
+        store.create_user("ann@b.c").unwrap(),
+        store.create_user("bob@b.c").unwrap(),
+    );
+    // Room for one small index, not two.
+    let one_index = {
+        let probe = archive(store.clone());
+        probe.preload(&ann.id).await.unwrap();
+        probe.index_memory_bytes(&ann.id).unwrap()
+    };
+    let archive = archive(store.clone()).with_index_budget(one_index + one_index / 2);
+    for (user, text) in [
+        (&ann, "ann's roadmap for march"),
+        (&bob, "bob's invoice backlog"),
+    ] {
+        let chunk = ArchivedChunk {
+            connector: "notion",
+            content: text,
+            vector: None,
+            source: None,
+        };
+        archive.record(&user.id, "qry_1", text, &[chunk]).unwrap();
+        archive.index_now(&user.id).await.unwrap();
+    }
+    assert!(archive.loaded_slot(&ann.id).is_none(), "ann's index went");
+    assert!(
+        archive.loaded_slot(&bob.id).is_some(),
+        "bob's, in use, stayed"
+    );
+    assert_eq!(archive.memory_use().loaded_indexes, 1);
+
+    let outcome = archive
+        .search(&ann.id, "roadmap march", None, None, 5)
+        .await
+        .unwrap();
+    assert_eq!(outcome.found[0].entry.content, "ann's roadmap for march");
+    assert!(archive.loaded_slot(&ann.id).is_some(), "loaded again");
+    assert!(archive.loaded_slot(&bob.id).is_none(), "bob's went in turn");
+}

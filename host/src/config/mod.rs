@@ -16,6 +16,7 @@
 //! - [`dashboard`]: the web dashboard and its single sign-on;
 //! - [`storage`]: where records live, and what replicas share.
 
+mod archive;
 mod dashboard;
 mod limits;
 mod network;
@@ -33,6 +34,7 @@ use serde::Deserialize;
 use crate::connectors::SandboxLimits;
 use crate::secret::Secret;
 
+pub use archive::ArchiveConfig;
 pub use dashboard::{DashboardConfig, SsoConfig};
 pub use limits::{QueryConfig, RateLimits, Window};
 pub use network::{TlsConfig, UpstreamConfig};
@@ -84,6 +86,7 @@ pub struct Config {
     pub metrics_token: Option<Secret>,
     pub storage: StorageConfig,
     pub coordination: CoordinationConfig,
+    pub archive: ArchiveConfig,
 }
 
 impl Default for Config {
@@ -110,6 +113,7 @@ impl Default for Config {
             metrics_token: None,
             storage: StorageConfig::default(),
             coordination: CoordinationConfig::default(),
+            archive: ArchiveConfig::default(),
         }
     }
 }
@@ -229,6 +233,7 @@ impl Config {
             );
         }
         self.storage.validate(self.master_key.as_deref())?;
+        self.archive.validate()?;
         Ok(())
     }
 

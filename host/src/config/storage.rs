@@ -30,6 +30,9 @@ pub struct StorageConfig {
     /// Connections each replica keeps open at most. PostgreSQL's default
     /// `max_connections` is 100: replicas × pool_size must stay below it.
     pub pool_size: usize,
+    /// The embedded file's page cache, in MiB (with `redb`). The archive
+    /// makes the file grow for as long as users ask; the cache does not.
+    pub cache_mib: usize,
 }
 
 impl Default for StorageConfig {
@@ -38,6 +41,7 @@ impl Default for StorageConfig {
             backend: BackendKind::Redb,
             postgres_url: None,
             pool_size: 16,
+            cache_mib: 64,
         }
     }
 }
@@ -55,6 +59,10 @@ pub struct CoordinationConfig {
 }
 
 impl StorageConfig {
+    pub fn cache_bytes(&self) -> usize {
+        self.cache_mib << 20
+    }
+
     pub(super) fn validate(&self, master_key: Option<&str>) -> Result<()> {
         if self.backend == BackendKind::Postgres {
             ensure!(
@@ -70,6 +78,10 @@ impl StorageConfig {
             );
             ensure!(self.pool_size > 0, "[storage] pool_size must be positive");
         }
+        ensure!(
+            self.cache_mib > 0,
+            "[storage] cache_mib must be positive (the embedded file's page cache, in MiB)"
+        );
         Ok(())
     }
 }

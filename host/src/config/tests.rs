@@ -106,3 +106,20 @@ fn unknown_keys_are_refused() {
         .unwrap_err();
     assert!(format!("{err:#}").contains("listen_adress"));
 }
+
+#[test]
+fn the_embedded_page_cache_is_bounded_and_positive() {
+    let config = Config::from_sources("allow_plain_http = true", env(&[])).unwrap();
+    assert_eq!(config.storage.cache_bytes(), 64 << 20);
+    let config = Config::from_sources(
+        "allow_plain_http = true\n[storage]\ncache_mib = 16\n",
+        env(&[]),
+    )
+    .unwrap();
+    assert_eq!(config.storage.cache_bytes(), 16 << 20);
+    let zero = Config::from_sources(
+        "allow_plain_http = true\n[storage]\ncache_mib = 0\n",
+        env(&[]),
+    );
+    assert!(format!("{:#}", zero.unwrap_err()).contains("cache_mib"));
+}

@@ -38,6 +38,10 @@ pub trait Embedder: Send + Sync {
     /// Drops every vector kept in memory for `owner` (a deleted user's
     /// passages must not outlive them, even as vectors).
     fn forget(&self, _owner: &str) {}
+    /// Vectors kept in memory (the cache's fill, for `/metrics`).
+    fn cached_vectors(&self) -> usize {
+        0
+    }
 }
 
 /// The folder `tools/fetch-model` fills.
@@ -232,6 +236,10 @@ impl<E: Embedder> Embedder for Cached<E> {
             .expect("embedding cache")
             .retain(|(kept, _), _| *kept != hash);
         self.inner.forget(owner);
+    }
+
+    fn cached_vectors(&self) -> usize {
+        self.vectors.lock().expect("embedding cache").len()
     }
 
     fn embed_for(&self, owner: &str, texts: &[&str]) -> Result<Vec<Vec<f32>>> {

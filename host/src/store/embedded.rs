@@ -22,16 +22,19 @@ fn table(space: &str) -> TableDefinition<'_, &'static [u8], &'static [u8]> {
 
 pub struct Redb {
     path: PathBuf,
+    /// The page cache's bound, in bytes: a file that grows (the archive
+    /// does) must not take the process's memory with it.
+    cache_bytes: usize,
     /// The open file; a purge swaps in a new one. Transactions keep the
     /// database they began on alive.
     db: Mutex<Arc<Database>>,
 }
 
 impl Redb {
-    pub fn open(path: &Path) -> Result<Redb> {
+    pub fn open(path: &Path, cache_bytes: usize) -> Result<Redb> {
         // A purge that a crash interrupted left its unfinished copy.
         let _ = std::fs::remove_file(rewrite_path(path));
-        let db = Database::create(path).with_context(|| {
+        let db = create(path, cache_bytes).with_context(|| {
             format!(
                 "opening {} (is another quarry process using this data folder?)",
                 path.display()
@@ -40,6 +43,7 @@ impl Redb {
         super::legacy::upgrade(&db)?;
         Ok(Redb {
             path: path.to_path_buf(),
+            cache_bytes,
             db: Mutex::new(Arc::new(db)),
         })
     }
@@ -70,8 +74,8 @@ impl Redb {
     fn replace_with_copy(&self, txn: &Writer, spaces: &[String]) -> Result<()> {
         let temp = rewrite_path(&self.path);
         let _ = std::fs::remove_file(&temp);
-        let fresh =
-            Database::create(&temp).with_context(|| format!("creating {}", temp.display()))?;
+        let fresh = create(&temp, self.cache_bytes)
+            .with_context(|| format!("creating {}", temp.display()))?;
         copy_all(txn, spaces, &fresh)?;
         std::fs::rename(&temp, &self.path)
             .with_context(|| format!("replacing {}", self.path.display()))?;
@@ -79,6 +83,12 @@ impl Redb {
         *self.current() = Arc::new(fresh);
         Ok(())
     }
+}
+
+/// Opens (or creates) the file at `path` with a page cache of at most
+/// `cache_bytes` (redb's own default is 1 GiB).
+fn create(path: &Path, cache_bytes: usize) -> Result<Database, redb::DatabaseError> {
+    Database::builder().set_cache_size(cache_bytes).create(path)
 }
 
 /// Where a purge builds the new file, beside the old.

@@ -120,7 +120,7 @@ mod tests {
                 .unwrap();
             txn.commit().unwrap();
         }
-        let backend = crate::store::embedded::Redb::open(&path).unwrap();
+        let backend = crate::store::embedded::Redb::open(&path, 1 << 20).unwrap();
         let reader = crate::store::records::Reader::new(
             crate::store::records::Backend::read(&backend).unwrap(),
         );

@@ -73,14 +73,20 @@ impl Store {
     /// The master key is `master_key`, or else the key file in the data
     /// folder (see [`MasterKey::load`]).
     pub fn open(data_dir: &Path, master_key: Option<&str>) -> Result<Store> {
-        Store::open_with(data_dir, MasterKey::load(master_key, data_dir)?)
+        let cache_bytes = crate::config::StorageConfig::default().cache_bytes();
+        Store::open_with(
+            data_dir,
+            MasterKey::load(master_key, data_dir)?,
+            cache_bytes,
+        )
     }
 
-    /// Opens (or creates) `<data_dir>/quarry.redb`, with this master key.
-    pub fn open_with(data_dir: &Path, master: MasterKey) -> Result<Store> {
+    /// Opens (or creates) `<data_dir>/quarry.redb`, with this master key
+    /// and a page cache of at most `cache_bytes`.
+    pub fn open_with(data_dir: &Path, master: MasterKey, cache_bytes: usize) -> Result<Store> {
         std::fs::create_dir_all(data_dir)
             .with_context(|| format!("creating {}", data_dir.display()))?;
-        let backend = embedded::Redb::open(&data_dir.join("quarry.redb"))?;
+        let backend = embedded::Redb::open(&data_dir.join("quarry.redb"), cache_bytes)?;
         Ok(Store::with_backend(Box::new(backend), master))
     }
 

@@ -175,6 +175,12 @@ impl Scheduler {
         }
     }
 
+    /// Vectors the embedders keep in memory.
+    pub fn cached_vectors(&self) -> usize {
+        let fallback = self.shared.fallback.as_ref();
+        self.shared.primary.cached_vectors() + fallback.map_or(0, |f| f.cached_vectors())
+    }
+
     pub fn dimensions(&self) -> usize {
         self.shared.primary.dimensions()
     }
