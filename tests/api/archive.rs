@@ -2,7 +2,7 @@
 //! archive alone (the fake upstreams see nothing), within date bounds, for
 //! its own user only.
 
-use quarry_tests::server::{Demo, Reply, unix_now};
+use quarry_tests::server::{Demo, Reply, metric_value, unix_now};
 use reqwest::Method;
 use serde_json::{Value, json};
 
@@ -332,4 +332,27 @@ async fn a_chunk_archived_by_several_queries_is_found_once() {
         })
         .collect();
     assert_eq!(distinct.len() as u64, fewer, "distinct: {reply}");
+}
+
+/// `/metrics` tells an operator what the process keeps in memory: the
+/// loaded deep-search indexes and the allocator's figures.
+#[tokio::test]
+async fn the_metrics_show_the_indexes_and_the_heap_in_memory() {
+    let demo = Demo::start(&[]);
+    let token = demo.alice().to_string();
+    ask_and_archive(&demo, &token, QUESTION).await;
+    deep_search(&demo, &token, &json!({ "query": "checkout" }))
+        .await
+        .expect(200, None);
+    let reply = demo.client.get(demo.metrics_url()).send().await.unwrap();
+    let text = reply.text().await.unwrap();
+    let gauge = |name: &str| {
+        metric_value(&text, name).unwrap_or_else(|| panic!("{name} in /metrics:\n{text}"))
+    };
+    assert!(gauge("quarry_archive_loaded_indexes") >= 1.0);
+    assert!(gauge("quarry_archive_index_bytes") > 0.0);
+    let allocated = gauge("quarry_heap_allocated_bytes");
+    assert!(allocated > 0.0);
+    assert!(gauge("quarry_heap_resident_bytes") >= allocated);
+    assert!(gauge("quarry_embedding_cache_vectors") >= 0.0);
 }

@@ -179,7 +179,7 @@ async fn public_paths_ignore_a_bad_token_and_are_limited_per_address() {
 #[tokio::test]
 async fn metrics_need_the_operators_scrape_token_when_one_is_set() {
     let demo = Demo::start(&[("QUARRY_METRICS_TOKEN", "scrape-secret")]);
-    let metrics = demo.base_url.trim_end_matches("/v1").to_string() + "/metrics";
+    let metrics = demo.metrics_url();
     let get = |token: Option<String>| {
         let mut request = demo.client.get(&metrics);
         if let Some(token) = token {

@@ -652,6 +652,12 @@ impl Demo {
         self.token("bob")
     }
 
+    /// `/metrics`, outside `/v1` (the demo sets no scrape token: it
+    /// answers this machine).
+    pub fn metrics_url(&self) -> String {
+        self.base_url.trim_end_matches("/v1").to_string() + "/metrics"
+    }
+
     /// `path` is relative to the base URL (`/query`, `/me`, ...).
     pub fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base_url)
@@ -903,6 +909,14 @@ fn copy_missing(from: &Path, to: &Path) {
         }
         let _ = std::fs::remove_file(&temp);
     }
+}
+
+/// An unlabelled sample's value in a Prometheus text exposition (what
+/// `/metrics` answers).
+pub fn metric_value(text: &str, name: &str) -> Option<f64> {
+    text.lines()
+        .find_map(|line| line.strip_prefix(name)?.strip_prefix(' '))
+        .and_then(|value| value.trim().parse().ok())
 }
 
 /// Seconds since the Unix epoch, by this machine's clock (the server's).

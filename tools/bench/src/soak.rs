@@ -28,7 +28,7 @@ use fake_saas::Chaos;
 use quarry_tests::load::report::Report;
 use quarry_tests::load::rng::{Rng, fresh_seed};
 use quarry_tests::load::{Load, LoadConfig, Summary};
-use quarry_tests::server::Demo;
+use quarry_tests::server::{Demo, metric_value};
 
 use crate::{millis, percentile};
 
@@ -36,6 +36,17 @@ use crate::{millis, percentile};
 const EXTRA_USERS: usize = 6;
 const DELETIONS: usize = 4;
 const SAMPLE_EVERY: Duration = Duration::from_secs(10);
+/// The loaded deep-search indexes' budget, in MiB. Each user's index grows
+/// with their archive (this load's users reach 16 MiB within minutes): a
+/// budget below what the users' indexes need together makes the server
+/// unload and load them again all the time, as a server past its default
+/// (1 GiB) would, and keeps memory after warm-up the server's steady state
+/// rather than the archive's size.
+const INDEX_BUDGET_MIB: &str = "48";
+/// The database file's page cache, in MiB: the file grows to about 64 MiB
+/// in 15 minutes of this load, so the default cache (64 MiB) would fill
+/// for the whole run. A smaller one is full within the warm-up.
+const PAGE_CACHE_MIB: &str = "16";
 
 struct Args {
     duration: Duration,
@@ -72,12 +83,25 @@ fn parse(args: &[String]) -> Result<Args> {
     Ok(parsed)
 }
 
-/// The server's resident memory and open file descriptors at a moment.
+/// The server's resident memory and open file descriptors at a moment,
+/// and what its `/metrics` say the archive keeps in memory then.
 #[derive(Clone, Copy)]
 struct Sample {
     seconds: f64,
     rss_kib: f64,
     fds: f64,
+    index_mib: f64,
+    cached_vectors: f64,
+    /// What the allocator has handed out: a leak grows it, fragmentation
+    /// does not.
+    heap_mib: f64,
+}
+
+/// Reads the server's process figures and its memory gauges.
+struct Sampler {
+    pid: u32,
+    metrics_url: String,
+    client: reqwest::Client,
 }
 
 pub async fn run(root: &Path, args: &[String]) -> Result<()> {
@@ -104,6 +128,8 @@ pub async fn run(root: &Path, args: &[String]) -> Result<()> {
         .envs(&env)
         // The model ranks, as in production (the tests rank by words).
         .env("QUARRY_RANKING__SEMANTIC", "true")
+        .env("QUARRY_ARCHIVE__INDEX_MEMORY_MIB", INDEX_BUDGET_MIB)
+        .env("QUARRY_STORAGE__CACHE_MIB", PAGE_CACHE_MIB)
         .extra_users(EXTRA_USERS)
         .upstream_faults(&chaos.spec())
         .start();
@@ -111,7 +137,8 @@ pub async fn run(root: &Path, args: &[String]) -> Result<()> {
     let database = demo.data_dir.join("quarry.redb");
     let size_at_start = file_size(&database);
     println!(
-        "soak: {} s, {build} build, seed {}, {} users ({EXTRA_USERS} deletable), faults: {}",
+        "soak: {} s, {build} build, seed {}, {} users ({EXTRA_USERS} deletable), \
+         indexes' budget {INDEX_BUDGET_MIB} MiB, page cache {PAGE_CACHE_MIB} MiB, faults: {}",
         args.duration.as_secs(),
         args.seed,
         demo.users.len(),
@@ -119,7 +146,12 @@ pub async fn run(root: &Path, args: &[String]) -> Result<()> {
     );
     load.attach(&demo).await;
     load.start_workers();
-    let samples = drive(&load, pid, args.duration, args.seed).await;
+    let sampler = Sampler {
+        pid,
+        metrics_url: demo.metrics_url(),
+        client: demo.client.clone(),
+    };
+    let samples = drive(&load, &sampler, args.duration, args.seed).await;
     load.stop_workers().await;
     let size_at_end = file_size(&database);
     let injected = demo.fake("/_fake/chaos").await;
@@ -144,10 +176,10 @@ pub async fn run(root: &Path, args: &[String]) -> Result<()> {
 
 /// Runs the load for `duration`: samples the server every 10 s and
 /// deletes a user at evenly spaced moments.
-async fn drive(load: &Load, pid: u32, duration: Duration, seed: u64) -> Vec<Sample> {
+async fn drive(load: &Load, sampler: &Sampler, duration: Duration, seed: u64) -> Vec<Sample> {
     let started = Instant::now();
     let mut rng = Rng::new(seed).fork(u64::MAX);
-    let mut samples = vec![sample(pid, 0.0)];
+    let mut samples = vec![sampler.sample(0.0).await];
     let mut next_sample = SAMPLE_EVERY;
     let mut deletions = (1..=DELETIONS as u32).map(|k| duration * k / (DELETIONS as u32 + 1));
     let mut next_deletion = deletions.next();
@@ -155,7 +187,7 @@ async fn drive(load: &Load, pid: u32, duration: Duration, seed: u64) -> Vec<Samp
         tokio::time::sleep(Duration::from_millis(200)).await;
         let now = started.elapsed();
         if now >= next_sample {
-            samples.push(sample(pid, now.as_secs_f64()));
+            samples.push(sampler.sample(now.as_secs_f64()).await);
             next_sample += SAMPLE_EVERY;
         }
         if next_deletion.is_some_and(|at| now >= at) {
@@ -166,22 +198,39 @@ async fn drive(load: &Load, pid: u32, duration: Duration, seed: u64) -> Vec<Samp
             next_deletion = deletions.next();
         }
     }
-    samples.push(sample(pid, started.elapsed().as_secs_f64()));
+    samples.push(sampler.sample(started.elapsed().as_secs_f64()).await);
     samples
 }
 
-fn sample(pid: u32, seconds: f64) -> Sample {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    let rss_kib = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or(0.0);
-    let fds = std::fs::read_dir(format!("/proc/{pid}/fd")).map_or(0, |d| d.count());
-    Sample {
-        seconds,
-        rss_kib,
-        fds: fds as f64,
+impl Sampler {
+    async fn sample(&self, seconds: f64) -> Sample {
+        let pid = self.pid;
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        let rss_kib = status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap_or(0.0);
+        let fds = std::fs::read_dir(format!("/proc/{pid}/fd")).map_or(0, |d| d.count());
+        let metrics = self.metrics().await;
+        let gauge = |name: &str| metric_value(&metrics, name).unwrap_or(f64::NAN);
+        Sample {
+            seconds,
+            rss_kib,
+            fds: fds as f64,
+            index_mib: gauge("quarry_archive_index_bytes") / 1048576.0,
+            cached_vectors: gauge("quarry_embedding_cache_vectors"),
+            heap_mib: gauge("quarry_heap_allocated_bytes") / 1048576.0,
+        }
+    }
+
+    /// The server's `/metrics` text (empty when it does not answer).
+    async fn metrics(&self) -> String {
+        let reply = self.client.get(&self.metrics_url).send().await;
+        match reply {
+            Ok(reply) => reply.text().await.unwrap_or_default(),
+            Err(_) => String::new(),
+        }
     }
 }
 
@@ -216,13 +265,20 @@ fn print_requests(summary: &Summary) {
 /// The samples, and the slopes after warm-up (a third of the run, at most
 /// three minutes: the caches and the model's buffers fill first).
 fn print_resources(samples: &[Sample], duration: Duration) {
-    println!("server RSS and open file descriptors:");
+    println!(
+        "server RSS and open file descriptors; the heap the Rust code holds (jemalloc's \
+         allocated bytes); the deep-search indexes loaded (usearch's memory, beside that \
+         heap); the vectors the embedding cache keeps:"
+    );
     for s in samples {
         println!(
-            "  {:>6.0} s  {:>8.1} MiB  {:>5} fds",
+            "  {:>6.0} s  RSS {:>6.1} MiB  {:>4} fds  heap {:>6.1} MiB  indexes {:>5.1} MiB  cache {:>6} vectors",
             s.seconds,
             s.rss_kib / 1024.0,
-            s.fds
+            s.fds,
+            s.heap_mib,
+            s.index_mib,
+            s.cached_vectors
         );
     }
     let warm_up = (duration.as_secs_f64() / 3.0).min(180.0);
@@ -230,9 +286,15 @@ fn print_resources(samples: &[Sample], duration: Duration) {
     let minutes: Vec<f64> = after.iter().map(|s| s.seconds / 60.0).collect();
     let rss: Vec<f64> = after.iter().map(|s| s.rss_kib).collect();
     let fds: Vec<f64> = after.iter().map(|s| s.fds).collect();
-    match (slope(&minutes, &rss), slope(&minutes, &fds)) {
-        (Some(rss), Some(fds)) => println!(
-            "slope after {warm_up:.0} s of warm-up ({} samples): RSS {rss:+.1} KiB/min, fds {fds:+.2}/min",
+    let heap: Vec<f64> = after.iter().map(|s| s.heap_mib * 1024.0).collect();
+    match (
+        slope(&minutes, &rss),
+        slope(&minutes, &fds),
+        slope(&minutes, &heap),
+    ) {
+        (Some(rss), Some(fds), Some(heap)) => println!(
+            "slope after {warm_up:.0} s of warm-up ({} samples): RSS {rss:+.1} KiB/min, \
+             heap allocated {heap:+.1} KiB/min, fds {fds:+.2}/min",
             after.len()
         ),
         _ => println!("too few samples after {warm_up:.0} s of warm-up for a slope"),
