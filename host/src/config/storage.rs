@@ -41,7 +41,7 @@ impl Default for StorageConfig {
             backend: BackendKind::Redb,
             postgres_url: None,
             pool_size: 16,
-            cache_mib: 64,
+            cache_mib: crate::store::DEFAULT_PAGE_CACHE_MIB,
         }
     }
 }

@@ -61,6 +61,10 @@ const DATA_KEYS: Space<Text, Bytes> = Space::new("data_keys");
 pub(crate) const PURGE: Space<Text, Unit> = Space::new("purge");
 const PURGE_PENDING: &str = "pending";
 
+/// The embedded file's page cache, in MiB, unless the operator says
+/// otherwise (`[storage] cache_mib`).
+pub const DEFAULT_PAGE_CACHE_MIB: usize = 64;
+
 pub struct Store {
     backend: Box<dyn Backend>,
     master: MasterKey,
@@ -73,7 +77,7 @@ impl Store {
     /// The master key is `master_key`, or else the key file in the data
     /// folder (see [`MasterKey::load`]).
     pub fn open(data_dir: &Path, master_key: Option<&str>) -> Result<Store> {
-        let cache_bytes = crate::config::StorageConfig::default().cache_bytes();
+        let cache_bytes = DEFAULT_PAGE_CACHE_MIB << 20;
         Store::open_with(
             data_dir,
             MasterKey::load(master_key, data_dir)?,
