@@ -84,7 +84,8 @@ fn parse(args: &[String]) -> Result<Args> {
 }
 
 /// The server's resident memory and open file descriptors at a moment,
-/// and what its `/metrics` say the archive keeps in memory then.
+/// and what its `/metrics` say it keeps in memory then (heap, loaded
+/// indexes, embedding cache).
 #[derive(Clone, Copy)]
 struct Sample {
     seconds: f64,
