@@ -131,6 +131,7 @@ pub async fn run(mut args: DemoArgs) -> Result<()> {
         latency: Duration::from_millis(args.upstream_latency_ms),
         chaos: Chaos::parse(&args.upstream_faults)
             .map_err(|e| anyhow::anyhow!("--upstream-faults: {e}"))?,
+        rate_limits: false,
     })
     .await?;
     let tls = write_certificates(&data_dir, fake.ca_cert_pem())?;

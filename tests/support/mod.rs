@@ -96,6 +96,7 @@ impl Harness {
             listen: "127.0.0.1:0".parse().unwrap(),
             latency: Duration::ZERO,
             chaos: None,
+            rate_limits: false,
         })
         .await
         .expect("start fake-saas");

@@ -418,6 +418,7 @@ async fn answer(State(state): State<Arc<FixtureState>>, request: Request) -> Res
             .collect(),
         body: body.to_vec(),
         received_ms: state.started.elapsed().as_millis() as u64,
+        response: None,
     });
     let routes = match load(&state.dir) {
         Ok(routes) => routes,

@@ -205,6 +205,35 @@ pub(crate) fn set(r: &mut Response, name: &'static str, value: impl AsRef<str>) 
     }
 }
 
+/// The header on which a vendor's search notes the records its answer
+/// holds; the server takes it off before the answer leaves (it records
+/// them with the request).
+const RETURNED: &str = "x-fake-saas-returned";
+
+/// Notes the citation URLs of the records a search's answer holds, in
+/// order (none: it found nothing).
+pub(crate) fn note_returned<'a>(r: &mut Response, urls: impl IntoIterator<Item = &'a str>) {
+    let list: Vec<String> = urls.into_iter().map(enc).collect();
+    set(r, RETURNED, list.join(" "));
+}
+
+/// Takes the note [`note_returned`] left, if any.
+pub(crate) fn take_returned(headers: &mut axum::http::HeaderMap) -> Option<Vec<String>> {
+    let note = headers.remove(RETURNED)?;
+    let note = note.to_str().unwrap_or_default();
+    Some(
+        note.split(' ')
+            .filter(|u| !u.is_empty())
+            .map(|u| {
+                form_urlencoded::parse(format!("u={u}").as_bytes())
+                    .next()
+                    .map(|(_, v)| v.into_owned())
+                    .unwrap_or_default()
+            })
+            .collect(),
+    )
+}
+
 /// Percent-encodes a query component.
 pub(crate) fn enc(s: &str) -> String {
     form_urlencoded::byte_serialize(s.as_bytes()).collect()

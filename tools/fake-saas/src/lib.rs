@@ -50,6 +50,7 @@ pub mod dataset;
 pub mod fixtures;
 mod graphql;
 mod http;
+mod rate;
 pub mod search;
 mod server;
 pub mod time;
@@ -106,6 +107,9 @@ pub struct FakeSaasConfig {
     pub latency: Duration,
     /// Faults injected at random from the start ([`chaos`]).
     pub chaos: Option<chaos::Chaos>,
+    /// Whether each vendor refuses calls past its declared rate limit
+    /// (`rate_limit` in its search declaration), as it does.
+    pub rate_limits: bool,
 }
 
 impl Default for FakeSaasConfig {
@@ -114,6 +118,7 @@ impl Default for FakeSaasConfig {
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
             latency: Duration::ZERO,
             chaos: None,
+            rate_limits: false,
         }
     }
 }
@@ -134,6 +139,35 @@ pub struct RecordedRequest {
     /// that arrive together were sent together (one batch, one round trip).
     #[serde(default)]
     pub received_ms: u64,
+    /// What the fake answered (before any latency, reset or trickle the
+    /// chaos adds); `None` while the answer is being made.
+    #[serde(default)]
+    pub response: Option<RecordedResponse>,
+}
+
+/// The answer to a recorded request.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct RecordedResponse {
+    pub status: u16,
+    /// Names in lower case, in order.
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+    /// For a search: the citation URLs of the records the answer holds, in
+    /// order (empty when it found nothing); `None` for any other request.
+    #[serde(default)]
+    pub returned: Option<Vec<String>>,
+}
+
+impl RecordedResponse {
+    /// The body as (lossy) UTF-8.
+    pub fn body_text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+
+    /// The first value of a header (name compared case-insensitively).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        value_ignoring_case(&self.headers, name)
+    }
 }
 
 /// The value of the first pair named `name`, the name compared without regard to ASCII
@@ -218,6 +252,8 @@ pub(crate) struct Shared {
     pub requests: Mutex<Vec<RecordedRequest>>,
     pub faults: Mutex<HashMap<String, FaultSlot>>,
     pub latency: Mutex<Duration>,
+    /// The vendors' rate-limit windows, when they are enforced.
+    pub rate_limits: Mutex<Option<rate::Windows>>,
     pub chaos: chaos::State,
     pub tokens: Mutex<tokens::Tokens>,
     pub idp: Mutex<vendors::okta::Idp>,
@@ -267,8 +303,28 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl Shared {
-    pub(crate) fn record(&self, r: RecordedRequest) {
-        lock(&self.requests).push(r);
+    /// Records a request as it arrives; returns its place, for its answer.
+    pub(crate) fn record(&self, r: RecordedRequest) -> usize {
+        let mut requests = lock(&self.requests);
+        requests.push(r);
+        requests.len() - 1
+    }
+
+    /// Records the answer to the request at `place` (unless the record was
+    /// cleared meanwhile).
+    pub(crate) fn record_answer(
+        &self,
+        place: usize,
+        method: &str,
+        path: &str,
+        answer: RecordedResponse,
+    ) {
+        if let Some(request) = lock(&self.requests)
+            .get_mut(place)
+            .filter(|r| r.method == method && r.path == path && r.response.is_none())
+        {
+            request.response = Some(answer);
+        }
     }
 
     /// The fault for a request to `host` (an exact host entry first, then `*`), counting it.
@@ -332,6 +388,7 @@ impl FakeSaas {
             requests: Mutex::new(Vec::new()),
             faults: Mutex::new(HashMap::new()),
             latency: Mutex::new(config.latency),
+            rate_limits: Mutex::new(config.rate_limits.then(rate::Windows::default)),
             chaos: chaos::State::default(),
             tokens: Mutex::new(tokens::Tokens::new()),
             idp: Mutex::new(vendors::okta::Idp::new()),
@@ -379,6 +436,18 @@ impl FakeSaas {
         lock(&self.shared.requests).clone()
     }
 
+    /// How many vendor requests have been recorded.
+    pub fn request_count(&self) -> usize {
+        lock(&self.shared.requests).len()
+    }
+
+    /// The recorded vendor requests from `from` up to (not including) `to`.
+    pub fn requests_between(&self, from: usize, to: usize) -> Vec<RecordedRequest> {
+        let requests = lock(&self.shared.requests);
+        let to = to.min(requests.len());
+        requests[from.min(to)..to].to_vec()
+    }
+
     /// Forgets the recorded requests, and the most seen in flight at once.
     pub fn clear_requests(&self) {
         lock(&self.shared.requests).clear();
@@ -413,6 +482,12 @@ impl FakeSaas {
     /// `{"spec": ..., "requests": n, "injected": {"spike": n, ...}}`.
     pub fn chaos_report(&self) -> serde_json::Value {
         self.shared.chaos.report()
+    }
+
+    /// Turns the vendors' declared rate limits on or off (windows start
+    /// afresh).
+    pub fn set_rate_limits(&self, on: bool) {
+        *lock(&self.shared.rate_limits) = on.then(rate::Windows::default);
     }
 
     /// Sets the latency added to every vendor response.

@@ -37,6 +37,10 @@ struct Args {
     /// or `error=0.1,throttle=0.05,retry_after=2` (see `fake_saas::chaos`).
     #[arg(long)]
     faults: Option<String>,
+    /// Refuse calls past each vendor's declared rate limit, as the vendor
+    /// does (declarations/*.toml, `rate_limit`).
+    #[arg(long)]
+    rate_limits: bool,
     /// Where to write the CA certificate (PEM). Default: a file in the temp directory.
     #[arg(long)]
     ca_out: Option<PathBuf>,
@@ -104,6 +108,7 @@ async fn main() -> anyhow::Result<()> {
         latency: Duration::from_millis(args.latency_ms),
         chaos: Chaos::parse(args.faults.as_deref().unwrap_or("off"))
             .map_err(|e| anyhow::anyhow!("--faults: {e}"))?,
+        rate_limits: args.rate_limits,
     })
     .await?;
     let ca_path = write_ca(args.ca_out, "fake-saas-ca", fake.addr(), fake.ca_cert_pem())?;

@@ -19,7 +19,7 @@ use tokio_rustls::rustls::ServerConfig;
 
 use crate::chaos::{self, Chaos, Injected};
 use crate::http::{self, Req};
-use crate::{Fault, HOSTS, RecordedRequest, Shared};
+use crate::{Fault, HOSTS, RecordedRequest, RecordedResponse, Shared};
 
 /// Largest request body accepted (bigger bodies get 413).
 const MAX_BODY: usize = 32 * 1024 * 1024;
@@ -136,7 +136,7 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
         req.path = format!("/{path}");
     }
     let _in_flight = shared.concurrency.enter();
-    shared.record(RecordedRequest {
+    let place = shared.record(RecordedRequest {
         method: req.method.to_string(),
         host: req.host.clone(),
         path: req.path.clone(),
@@ -153,6 +153,7 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
             .collect(),
         body: req.body.to_vec(),
         received_ms: shared.started.elapsed().as_millis() as u64,
+        response: None,
     });
     let fault = shared.take_fault(&req.host);
     req.page_cap = fault.as_ref().and_then(|f| f.max_page_size);
@@ -168,7 +169,14 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
     if let Injected::Spike(d) = injected {
         delay += d;
     }
+    let limited = lock_rate(&shared)
+        .as_mut()
+        .and_then(|windows| windows.charge(&req));
     let response = match (fault, injected) {
+        (_, _) if limited.is_some() => {
+            let limited = limited.expect("checked");
+            crate::vendors::error_response(&req, limited.status, Some(limited.retry_after))
+        }
         (Some(f), _)
             if f.redirect_to.is_some()
                 || f.status.is_some()
@@ -183,6 +191,7 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
         }
         _ => crate::vendors::dispatch(&shared, &req),
     };
+    let response = recorded(&shared, place, &req, response).await;
     if !delay.is_zero() {
         tokio::time::sleep(delay).await;
     }
@@ -193,6 +202,41 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
     };
     http::set(&mut response, "x-fake-saas", "1");
     response
+}
+
+fn lock_rate(shared: &Shared) -> std::sync::MutexGuard<'_, Option<crate::rate::Windows>> {
+    shared.rate_limits.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Records the answer to the request at `place`, and takes the fake's own
+/// note of the records it returned off it.
+async fn recorded(shared: &Shared, place: usize, req: &Req, response: Response) -> Response {
+    let (mut parts, body) = response.into_parts();
+    let body = axum::body::to_bytes(body, usize::MAX)
+        .await
+        .unwrap_or_default();
+    let returned = http::take_returned(&mut parts.headers);
+    shared.record_answer(
+        place,
+        req.method.as_str(),
+        &req.path,
+        RecordedResponse {
+            status: parts.status.as_u16(),
+            headers: parts
+                .headers
+                .iter()
+                .map(|(n, v)| {
+                    (
+                        n.as_str().to_string(),
+                        String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                    )
+                })
+                .collect(),
+            body: body.to_vec(),
+            returned,
+        },
+    );
+    Response::from_parts(parts, axum::body::Body::from(body))
 }
 
 fn fault_response(req: &Req, f: &Fault) -> Response {

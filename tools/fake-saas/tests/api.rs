@@ -4,7 +4,7 @@ use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 use fake_saas::dataset;
-use fake_saas::search::Query;
+use fake_saas::search;
 use fake_saas::{FakeSaas, Fault};
 use reqwest::{Client, Method, StatusCode};
 
@@ -23,7 +23,7 @@ async fn serves_every_host_over_h2_and_http1() {
     let (fake, client) = start().await;
     let github = Caller::new(&client, "fake-github-alice");
     let r = github
-        .get("https://api.github.com/search/issues?q=checkout")
+        .get("https://api.github.com/search/issues?q=checkout%20is%3Aissue")
         .await;
     assert_eq!(r.status(), 200);
     assert_eq!(r.version(), reqwest::Version::HTTP_2);
@@ -61,18 +61,21 @@ async fn serves_every_host_over_h2_and_http1() {
 
 // --------------------------------------------------------------------------------- GitHub
 
-/// What a search for `terms` should find among `records`: the key of each record whose
-/// text matches.
+/// What `vendor`'s search for `terms` should find among `records`, as its
+/// declaration says the vendor matches: the key of each record whose text
+/// matches.
 fn matching<'a, R: 'a>(
+    vendor: &str,
     records: impl IntoIterator<Item = &'a R>,
     terms: &str,
     text: impl Fn(&R) -> String,
     key: impl Fn(&R) -> String,
 ) -> HashSet<String> {
-    let query = Query::parse(terms);
+    let engine = search::declared(vendor);
+    let query = engine.parse(terms).expect("a query the vendor reads");
     records
         .into_iter()
-        .filter(|r| query.matches_text(&text(r)))
+        .filter(|r| engine.matches_text(&query, &text(r)))
         .map(key)
         .collect()
 }
@@ -80,6 +83,7 @@ fn matching<'a, R: 'a>(
 fn github_expected(q: &str, filter: impl Fn(&dataset::GithubItem) -> bool) -> HashSet<String> {
     let items = dataset::github_items().iter().filter(|i| filter(i));
     matching(
+        "github",
         items,
         q,
         |i| format!("{}\n{}", i.title, i.body),
@@ -98,7 +102,8 @@ fn next_link(r: &reqwest::Response) -> Option<String> {
 #[tokio::test]
 async fn github_search_pages_and_filters() {
     let (fake, client) = start().await;
-    let expected = github_expected("checkout timeout", |i| {
+    // GitHub needs every word unless told otherwise: OR.
+    let expected = github_expected("checkout OR timeout", |i| {
         !i.is_pull_request && i.repo == "acme/shop"
     });
     assert!(expected.len() > 4, "{expected:?}");
@@ -108,7 +113,7 @@ async fn github_search_pages_and_filters() {
         .clone()
         .with_header("X-GitHub-Api-Version", "2022-11-28")
         .with_header("Accept", "application/vnd.github+json");
-    let mut url = "https://api.github.com/search/issues?q=checkout%20timeout%20is%3Aissue%20repo%3Aacme%2Fshop&per_page=3&page=1&sort=updated&order=desc".to_string();
+    let mut url = "https://api.github.com/search/issues?q=checkout%20OR%20timeout%20is%3Aissue%20repo%3Aacme%2Fshop&per_page=3&page=1&sort=updated&order=desc".to_string();
     let mut seen = HashSet::new();
     let mut pages = 0;
     loop {
@@ -156,7 +161,7 @@ async fn github_search_pages_and_filters() {
     );
 
     // PRs carry pull_request.html_url and mention the Jira key.
-    let prs = [("q", "invoice retry idempotent is:pr")];
+    let prs = [("q", "invoice OR retry OR idempotent is:pr")];
     let body = json_of(alice.get_with(search, &prs).await).await;
     let pr = &body["items"][0];
     let pr_url = pr["pull_request"]["html_url"].as_str().unwrap();
@@ -171,12 +176,17 @@ async fn github_search_pages_and_filters() {
 
     // Time qualifiers.
     let first_half_of_2026 = [
-        ("q", "checkout updated:>=2026-01-01 updated:<=2026-06-30"),
+        (
+            "q",
+            "checkout is:issue updated:>=2026-01-01 updated:<=2026-06-30",
+        ),
         ("per_page", "100"),
     ];
     let body = json_of(alice.get_with(search, &first_half_of_2026).await).await;
     let expected = github_expected("checkout", |i| {
-        i.updated_at.as_str() >= "2026-01-01" && i.updated_at.as_str() < "2026-07-01"
+        !i.is_pull_request
+            && i.updated_at.as_str() >= "2026-01-01"
+            && i.updated_at.as_str() < "2026-07-01"
     });
     assert_eq!(
         body["total_count"].as_u64().unwrap() as usize,
@@ -192,6 +202,42 @@ async fn github_search_pages_and_filters() {
 #[tokio::test]
 async fn github_rejections() {
     let (fake, client) = start().await;
+    let alice = Caller::new(&client, "fake-github-alice");
+    // A GitHub App user token's search must say issues or pull requests,
+    // and may hold at most five AND/OR/NOT.
+    let search = "https://api.github.com/search/issues";
+    let r = alice.get_with(search, &[("q", "checkout")]).await;
+    assert_eq!(r.status(), 422);
+    let body = json_of(r).await;
+    assert!(
+        body["errors"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("is:issue"),
+        "{body}"
+    );
+    let six = "a OR b OR c OR d OR e OR f OR g is:issue";
+    let r = alice.get_with(search, &[("q", six)]).await;
+    assert_eq!(r.status(), 422);
+    let body = json_of(r).await;
+    assert!(
+        body["errors"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("five")
+            || body.to_string().contains("5"),
+        "{body}"
+    );
+    let five = "a OR b OR c OR d OR e OR f is:issue";
+    assert_eq!(alice.get_with(search, &[("q", five)]).await.status(), 200);
+    // Both published API versions are served; the newer one without `assignee`.
+    let newer = alice
+        .clone()
+        .with_header("X-GitHub-Api-Version", "2026-03-10");
+    let body = json_of(newer.get_with(search, &[("q", "checkout is:issue")]).await).await;
+    assert_eq!(body["search_type"], "lexical");
+    assert!(body["items"][0].get("assignee").is_none(), "{body}");
+
     let search = "https://api.github.com/search/issues?q=x";
     let r = Caller::anonymous(&client).get(search).await;
     assert_eq!(r.status(), 401);
@@ -231,6 +277,7 @@ async fn slack_search_messages() {
     let (fake, client) = start().await;
     let messages = dataset::slack_messages();
     let expected = matching(
+        "slack",
         messages,
         "invoice retry",
         |m| m.text.clone(),
@@ -424,6 +471,7 @@ async fn linear_graphql() {
         }
       }";
     let expected = matching(
+        "linear",
         dataset::linear_issues(),
         "checkout",
         |i| format!("{}\n{}", i.title, i.description),
@@ -495,10 +543,11 @@ async fn jira_search_jql() {
     assert_eq!(cloud, dataset::JIRA_CLOUD_ID);
 
     let base = format!("https://api.atlassian.com/ex/jira/{cloud}/rest/api/3/search/jql");
-    let jql = r#"text ~ "invoice retry" AND updated >= "2025-01-01" ORDER BY updated DESC"#;
+    let jql = r#"text ~ "invoice OR retry" AND updated >= "2025-01-01" ORDER BY updated DESC"#;
     let expected = matching(
+        "jira",
         dataset::jira_issues(),
-        "invoice retry",
+        "invoice OR retry",
         |i| format!("{}\n{}", i.summary, i.description),
         |i| i.key.clone(),
     );
@@ -584,7 +633,7 @@ fn fault(fault: Fault, count: Option<u32>) -> Fault {
 async fn faults_latency_and_recording() {
     let (fake, client) = start().await;
     let github = Caller::new(&client, "fake-github-alice");
-    let search = || github.get("https://api.github.com/search/issues?q=checkout");
+    let search = || github.get("https://api.github.com/search/issues?q=checkout%20is%3Aissue");
     let answering = |status: u16| Fault {
         status: Some(status),
         ..Default::default()
@@ -796,7 +845,7 @@ async fn github_oauth_refresh_and_revoke() {
     let access = access_token(&tok);
     let refresh = tok["refresh_token"].as_str().unwrap().to_string();
     assert!(access.starts_with("ghu_"));
-    let search = "https://api.github.com/search/issues?q=checkout";
+    let search = "https://api.github.com/search/issues?q=checkout%20is%3Aissue";
     let status_with = |t: String| {
         let github = Caller::new(&client, &t);
         async move { github.get(search).await.status() }
@@ -941,12 +990,13 @@ async fn other_vendors_oauth_and_revoke() {
     assert_eq!(b["scope"], "read:jira-work offline_access");
     let resources = "https://api.atlassian.com/oauth/token/accessible-resources";
     assert_eq!(get_status(&client, resources, &jt).await, 200);
+    // Atlassian documents no revocation endpoint for OAuth 2.0 (3LO) apps.
     let jira_revoke = "https://auth.atlassian.com/oauth/revoke";
-    assert_eq!(revoke_by_form(&client, jira_revoke, &jt).await, 200);
-    assert_eq!(get_status(&client, resources, &jt).await, 401);
+    assert_eq!(revoke_by_form(&client, jira_revoke, &jt).await, 404);
+    assert_eq!(get_status(&client, resources, &jt).await, 200);
 
     let revoked = fake.revoked_tokens();
-    for t in [&user_token, &nt, &lt, &jt] {
+    for t in [&user_token, &nt, &lt] {
         assert!(revoked.contains(t));
     }
     fake.shutdown().await;
@@ -1019,4 +1069,58 @@ fn dataset_size() {
         g + s + n + l + j
     );
     assert!(g + s + n + l + j >= 300);
+}
+
+// ------------------------------------------------------------------------- rate limits
+
+/// With the declared rate limits on, a vendor refuses the call past its
+/// limit as it does (Slack: 429, `ratelimited`, Retry-After; GitHub's
+/// search: 403 with no request left), per token: another token still
+/// searches.
+#[tokio::test]
+async fn declared_rate_limits_refuse_as_the_vendors_do() {
+    let (fake, client) = start().await;
+    fake.set_rate_limits(true);
+    let slack = Caller::new(&client, "fake-slack-alice");
+    let search = "https://slack.com/api/search.messages";
+    // Tier 2: 20 a minute.
+    for _ in 0..20 {
+        let r = slack.get_with(search, &[("query", "checkout")]).await;
+        assert_eq!(r.status(), 200);
+    }
+    let r = slack.get_with(search, &[("query", "checkout")]).await;
+    assert_eq!(r.status(), 429);
+    let wait: u32 = r.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((1..=60).contains(&wait), "{wait}");
+    assert_eq!(json_of(r).await["error"], "ratelimited");
+    let bob = Caller::new(&client, "fake-slack-bob");
+    assert_eq!(
+        bob.get_with(search, &[("query", "checkout")])
+            .await
+            .status(),
+        200
+    );
+
+    let github = Caller::new(&client, "fake-github-alice");
+    let issues = "https://api.github.com/search/issues";
+    for _ in 0..30 {
+        let r = github.get_with(issues, &[("q", "checkout is:issue")]).await;
+        assert_eq!(r.status(), 200);
+    }
+    let r = github.get_with(issues, &[("q", "checkout is:issue")]).await;
+    assert_eq!(r.status(), 403);
+    assert_eq!(r.headers()["x-ratelimit-remaining"], "0");
+    fake.set_rate_limits(false);
+    assert_eq!(
+        github
+            .get_with(issues, &[("q", "checkout is:issue")])
+            .await
+            .status(),
+        200
+    );
+    fake.shutdown().await;
 }

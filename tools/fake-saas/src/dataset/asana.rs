@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use super::derived::derived;
 use super::stories::{B, Kind};
 use super::{Person, parse_date, people};
-use crate::search::Doc;
+use crate::search::Index;
 use crate::time;
 
 /// The Acme workspace (organization).
@@ -44,12 +44,11 @@ pub struct AsanaTask {
     pub modified_unix: i64,
 }
 
-impl_record!(AsanaTask, url: permalink_url, updated: modified_unix,
+impl_record!(AsanaTask, url: permalink_url, updated: modified_unix, searched: ["name", "notes"],
     text: |t| format!("{}\n{}", t.name, t.notes));
 
-/// Names only, pre-tokenized for the typeahead.
-static NAMES: LazyLock<Vec<Doc>> =
-    LazyLock::new(|| asana_tasks().iter().map(|t| Doc::new(&t.name)).collect());
+/// Names only, indexed for the typeahead.
+static NAMES: LazyLock<Index> = LazyLock::new(|| Index::new(asana_tasks().iter().map(|t| &t.name)));
 
 indexed_records! {
     /// Tasks, in creation order.
@@ -57,7 +56,7 @@ indexed_records! {
 }
 
 /// Names only (typeahead).
-pub(crate) fn asana_name_docs() -> &'static [Doc] {
+pub(crate) fn asana_name_docs() -> &'static Index {
     &NAMES
 }
 

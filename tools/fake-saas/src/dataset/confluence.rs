@@ -43,7 +43,7 @@ pub struct ConfluencePage {
     pub updated_unix: i64,
 }
 
-impl_record!(ConfluencePage, url: url, updated: updated_unix,
+impl_record!(ConfluencePage, url: url, updated: updated_unix, searched: ["title", "body"],
     text: |p| format!("{}\n{}", p.title, p.body_text));
 
 /// The wiki's base URL, as `_links.base` gives it.

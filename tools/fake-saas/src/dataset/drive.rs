@@ -39,6 +39,7 @@ pub struct DriveFile {
 }
 
 impl_record!(DriveFile, url: web_view_link, updated: modified_unix,
+    searched: ["name", "description", "content"],
 text: |f| {
     let description = f.description.as_deref().unwrap_or_default();
     format!("{}\n{}\n{}", f.name, description, f.text)

@@ -72,7 +72,7 @@ impl GmailMessage {
     }
 }
 
-impl_record!(GmailMessage, url: url, updated: unix,
+impl_record!(GmailMessage, url: url, updated: unix, searched: ["subject", "from", "to", "body"],
     text: |m| format!("{}\n{}\n{}\n{}\n{}", m.subject, m.from_name, m.from_email, m.to, m.body));
 
 indexed_records! {

@@ -70,6 +70,7 @@ impl HubspotObject {
 }
 
 impl_record!(HubspotObject, url: url, updated: updated_unix,
+    searched: ["default searchable properties"],
 text: |o| {
     HubspotObject::searchable_properties(&o.object_type)
         .iter()

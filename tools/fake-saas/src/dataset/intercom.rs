@@ -61,10 +61,8 @@ pub struct IntercomConversation {
 }
 
 impl_record!(IntercomConversation, url: url, updated: updated_unix,
-text: |c| {
-    let title = c.title.as_deref().unwrap_or_default();
-    format!("{}\n{}\n{}", title, c.subject, c.body_text)
-});
+    searched: ["source.subject", "source.body"],
+text: |c| format!("{}\n{}", c.subject, c.body_text));
 
 indexed_records! {
     /// Conversations, by id (= by creation time).

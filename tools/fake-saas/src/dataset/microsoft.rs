@@ -45,7 +45,7 @@ pub struct M365Item {
     pub modified_unix: i64,
 }
 
-impl_record!(M365Item, url: web_url, updated: modified_unix,
+impl_record!(M365Item, url: web_url, updated: modified_unix, searched: ["name", "text"],
     text: |i| format!("{}\n{}", i.name, i.text));
 
 indexed_records! {

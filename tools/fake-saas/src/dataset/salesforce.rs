@@ -60,6 +60,7 @@ impl SalesforceRecord {
 }
 
 impl_record!(SalesforceRecord, url: url, updated: updated_unix,
+    searched: ["name fields", "text fields"],
 text: |r| {
     SalesforceRecord::searchable_fields(&r.object_type)
         .iter()

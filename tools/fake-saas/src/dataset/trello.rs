@@ -47,7 +47,7 @@ pub struct TrelloCard {
     pub updated_unix: i64,
 }
 
-impl_record!(TrelloCard, url: url, updated: updated_unix,
+impl_record!(TrelloCard, url: url, updated: updated_unix, searched: ["name", "desc"],
     text: |c| format!("{}\n{}", c.name, c.desc));
 
 indexed_records! {

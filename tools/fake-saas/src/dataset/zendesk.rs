@@ -45,6 +45,7 @@ pub struct ZendeskTicket {
 }
 
 impl_record!(ZendeskTicket, url: url, updated: updated_unix,
+    searched: ["subject", "description", "tags", "requester"],
 text: |t| {
     let tags = t.tags.join(" ");
     format!("{}\n{}\n{}\n{}", t.subject, t.description, tags, t.requester_name)

@@ -7,12 +7,14 @@
 //! /api/1.0/workspaces`, and OAuth (`/-/oauth_authorize`, `/-/oauth_token`,
 //! `/-/oauth_revoke`).
 //!
-//! Like Asana, task search has no cursor and no relevance order: results
-//! come in `sort_by` order (`modified_at` by default, newest first), and
-//! `text` needs every word in the task's name or notes. Typeahead matches
-//! names. Records are compact (`gid`, `name`, `resource_type`,
-//! `resource_subtype`) unless `opt_fields` names more (`created_by.name`
-//! gives `created_by: {gid, name}`).
+//! Like Asana, task search has no cursor: results come in `sort_by` order
+//! (`modified_at` by default, newest first; `relevance`, the best matches
+//! first), and `text` needs every word in the task's name or notes
+//! (declarations/asana.toml). Typeahead matches the start of names' words
+//! and takes `name` alone in `opt_fields` (its description's enum).
+//! Records are compact (`gid`, `name`, `resource_type`, `resource_subtype`)
+//! unless `opt_fields` names more (`created_by` gives the compact user,
+//! with its name).
 
 // Parameter checks answer early with the vendor's error response.
 #![allow(clippy::result_large_err)]
@@ -21,11 +23,11 @@ use axum::http::Method;
 use axum::response::Response;
 use serde_json::{Map, Value, json};
 
-use super::{auth, oauth, ranked};
+use super::{auth, note_page, oauth, ranked, sort_as};
 use crate::Shared;
 use crate::dataset::{self, ASANA_WORKSPACE_GID, AsanaTask};
 use crate::http::{self, Req};
-use crate::search::Query;
+use crate::search;
 use crate::tokens::Vendor;
 
 fn err(status: u16, message: &str) -> Response {
@@ -299,13 +301,17 @@ fn search(req: &Req) -> Response {
         "completed_at",
         "likes",
         "modified_at",
+        "relevance",
     ]
     .contains(&sort_by.as_str())
     {
         return err(400, &format!("sort_by: Invalid value: {sort_by}"));
     }
     let ascending = req.param("sort_ascending").as_deref() == Some("true");
-    let text = Query::parse(&req.param("text").unwrap_or_default());
+    let engine = search::declared("asana");
+    let text = engine
+        .parse(&req.param("text").unwrap_or_default())
+        .unwrap_or_default();
     let tasks = dataset::asana_tasks();
     let in_bounds = |t: &AsanaTask| {
         let c = t.created_unix;
@@ -315,17 +321,15 @@ fn search(req: &Req) -> Response {
             && bounds[2].is_none_or(|b| m < b)
             && bounds[3].is_none_or(|a| m > a)
     };
-    let mut hits: Vec<&AsanaTask> = tasks
-        .iter()
-        .zip(dataset::asana_docs())
-        .filter(|(t, doc)| {
-            // Every word of `text`, in the name or the notes.
-            (text.is_empty() || text.score(doc) == text.terms.len())
-                && in_bounds(t)
+    let mut hits: Vec<&AsanaTask> = dataset::asana_docs()
+        .search(engine, &text, |i| {
+            let t = &tasks[i];
+            in_bounds(t)
                 && completed.is_none_or(|c| t.completed == c)
                 && (projects.is_empty() || t.projects.iter().any(|(g, _)| projects.contains(g)))
         })
-        .map(|(t, _)| t)
+        .into_iter()
+        .map(|hit| &tasks[hit.index])
         .collect();
     let key = |t: &AsanaTask| -> i64 {
         match sort_by.as_str() {
@@ -340,13 +344,16 @@ fn search(req: &Req) -> Response {
             _ => t.modified_unix,
         }
     };
-    hits.sort_by(|a, b| {
-        let o = key(a).cmp(&key(b)).then(a.gid.cmp(&b.gid));
-        if ascending { o } else { o.reverse() }
-    });
+    // Relevance: the order the engine found them in (best first).
+    if sort_by != "relevance" {
+        hits.sort_by(|a, b| {
+            let o = key(a).cmp(&key(b)).then(a.gid.cmp(&b.gid));
+            if ascending { o } else { o.reverse() }
+        });
+    }
+    hits.truncate(limit);
     let data: Vec<Value> = hits
-        .into_iter()
-        .take(limit)
+        .iter()
         .map(|t| {
             if fields.is_empty() {
                 compact(t)
@@ -355,7 +362,9 @@ fn search(req: &Req) -> Response {
             }
         })
         .collect();
-    http::json(200, &json!({ "data": data }))
+    let mut answer = http::json(200, &json!({ "data": data }));
+    http::note_returned(&mut answer, hits.iter().map(|t| t.permalink_url.as_str()));
+    answer
 }
 
 fn typeahead(req: &Req) -> Response {
@@ -363,6 +372,10 @@ fn typeahead(req: &Req) -> Response {
         Ok(f) => f,
         Err(r) => return r,
     };
+    // Typeahead's opt_fields takes `name` alone.
+    if let Some(other) = fields.iter().find(|f| *f != "name") {
+        return err(400, &format!("opt_fields: Unknown field: {other}"));
+    }
     let Some(kind) = req.param("resource_type") else {
         return err(400, "resource_type: Missing input");
     };
@@ -376,27 +389,33 @@ fn typeahead(req: &Req) -> Response {
     if kind != "task" {
         return http::json(200, &json!({"data": []}));
     }
-    let q = Query::parse(&req.param("query").unwrap_or_default());
+    let engine = search::declared("asana-typeahead");
+    let q = engine
+        .parse(&req.param("query").unwrap_or_default())
+        .unwrap_or_default();
     let tasks = dataset::asana_tasks();
     let hits = ranked(
         dataset::asana_name_docs(),
+        engine,
         &q,
-        false,
+        sort_as(engine, None),
         |_| true,
         |i| tasks[i].modified_unix,
     );
-    let data: Vec<Value> = hits
-        .into_iter()
-        .take(req.page_size(count))
-        .map(|(i, _)| {
+    let page = &hits[..hits.len().min(req.page_size(count))];
+    let data: Vec<Value> = page
+        .iter()
+        .map(|hit| {
             if fields.is_empty() {
-                compact(&tasks[i])
+                compact(&tasks[hit.index])
             } else {
-                project(&tasks[i], &fields)
+                project(&tasks[hit.index], &fields)
             }
         })
         .collect();
-    http::json(200, &json!({ "data": data }))
+    let mut answer = http::json(200, &json!({ "data": data }));
+    note_page(&mut answer, tasks, page);
+    answer
 }
 
 #[cfg(test)]

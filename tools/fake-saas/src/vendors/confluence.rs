@@ -14,11 +14,11 @@ use serde_json::{Value, json};
 
 use super::cursor::CursorFormat;
 use super::query_lang::{self, Language, Parser, SyntaxError, Tok};
-use super::{auth, ranked};
+use super::{auth, note_page, sort_as};
 use crate::Shared;
 use crate::dataset::{self, CONFLUENCE_BASE, ConfluencePage};
 use crate::http::{self, Req};
-use crate::search::{Doc, Query, Term};
+use crate::search::{self, Query, sort_hits};
 use crate::time::{self, Range};
 use crate::tokens::Vendor;
 
@@ -219,12 +219,26 @@ fn parse_cql(s: &str) -> Result<Cql, String> {
     Ok(Cql { expr, order })
 }
 
-fn holds(clause: &Clause, page: &ConfluencePage, doc: &Doc) -> bool {
+/// How Confluence reads the text of a `~` clause.
+fn text_search(text: &str) -> Query {
+    search::declared("confluence")
+        .parse(text)
+        .unwrap_or_default()
+}
+
+/// Whether the page at `position` holds `clause`.
+fn holds(clause: &Clause, page: &ConfluencePage, position: usize) -> bool {
     let Clause { field, op, vals } = clause;
     let negate = op.starts_with('!') || op.starts_with("not");
     let hit = match field.as_str() {
-        "text" | "sitesearch" => Query::parse(&vals[0]).matches(doc),
-        "title" if op.contains('~') => Query::parse(&vals[0]).matches_text(&page.title),
+        "text" | "sitesearch" => dataset::confluence_docs().matches(
+            position,
+            search::declared("confluence"),
+            &text_search(&vals[0]),
+        ),
+        "title" if op.contains('~') => {
+            search::declared("confluence").matches_text(&text_search(&vals[0]), &page.title)
+        }
         "title" => page.title.eq_ignore_ascii_case(&vals[0]),
         "lastmodified" | "created" => {
             let t = if field == "created" {
@@ -258,12 +272,14 @@ fn holds(clause: &Clause, page: &ConfluencePage, doc: &Doc) -> bool {
 }
 
 /// Terms of the positive `~` clauses on text fields, for ranking.
-fn collect_terms(e: &Expr, q: &mut Query) {
+fn collect_terms(e: &Expr) -> Query {
+    let mut texts = Vec::new();
     e.for_each_clause(true, &mut |Clause { field, op, vals }, positive| {
         if positive && op == "~" && TEXT_FIELDS.contains(&field.as_str()) {
-            q.extend(Query::parse(&vals[0]));
+            texts.push(text_search(&vals[0]));
         }
     });
+    Query::any_of(texts)
 }
 
 // ---------------------------------------------------------------------------------------
@@ -307,20 +323,23 @@ fn search(req: &Req) -> Response {
         },
         None => req.param("start").and_then(|s| s.parse().ok()).unwrap_or(0),
     };
-    let mut terms = Query::default();
-    collect_terms(&parsed.expr, &mut terms);
+    let terms = collect_terms(&parsed.expr);
     let pages = dataset::confluence_pages();
-    let docs = dataset::confluence_docs();
-    let (field, ascending) = parsed
+    let engine = search::declared("confluence");
+    let mut hits = dataset::confluence_docs().scored(engine, &terms, |i| {
+        parsed.expr.eval(&|c| holds(c, &pages[i], i))
+    });
+    let field = parsed
         .order
-        .clone()
-        .unwrap_or(("lastmodified".into(), false));
-    let hits = ranked(
-        docs,
-        &terms,
-        ascending,
-        |i| parsed.expr.eval(&|c| holds(c, &pages[i], &docs[i])),
-        |i| match field.as_str() {
+        .as_ref()
+        .map_or("lastmodified", |(f, _)| f.as_str());
+    sort_hits(
+        &mut hits,
+        sort_as(
+            engine,
+            parsed.order.as_ref().map(|(_, ascending)| *ascending),
+        ),
+        |i| match field {
             "created" => pages[i].created_unix,
             _ => pages[i].updated_unix,
         },
@@ -329,7 +348,7 @@ fn search(req: &Req) -> Response {
         .iter()
         .skip(start)
         .take(limit)
-        .map(|(i, _)| result_json(&pages[*i], &terms, &expand))
+        .map(|hit| result_json(&pages[hit.index], &terms, &expand))
         .collect();
     let size = results.len();
     let mut links = json!({
@@ -351,7 +370,7 @@ fn search(req: &Req) -> Response {
         let refs: Vec<(&str, &str)> = params.iter().map(|(k, v)| (*k, v.as_str())).collect();
         links["next"] = json!(http::with_query("/rest/api/search", &refs));
     }
-    http::json(
+    let mut answer = http::json(
         200,
         &json!({
             "results": results,
@@ -364,26 +383,22 @@ fn search(req: &Req) -> Response {
             "archivedResultCount": 0,
             "_links": links,
         }),
-    )
+    );
+    note_page(&mut answer, pages, hits.iter().skip(start).take(limit));
+    answer
 }
 
 /// Wraps the query's words in Confluence's highlight markers.
 fn highlight(text: &str, terms: &Query) -> String {
-    let words: Vec<String> = terms
-        .terms
-        .iter()
-        .flat_map(|t| match t {
-            Term::Word(w) => vec![w.clone()],
-            Term::Phrase(p) => p.clone(),
-        })
-        .collect();
+    let words = terms.positive_words();
+    let stemming = *search::declared("confluence").stemming;
     let mut out = String::new();
     let mut word = String::new();
     let flush = |word: &mut String, out: &mut String| {
         if word.is_empty() {
             return;
         }
-        let norm = crate::search::normalize(&word.to_lowercase());
+        let norm = stemming.stem(&word.to_lowercase());
         if words.contains(&norm) {
             out.push_str(&format!("@@@hl@@@{word}@@@endhl@@@"));
         } else {
@@ -472,7 +487,15 @@ fn result_json(page: &ConfluencePage, terms: &Query, expand: &[String]) -> Value
         });
     }
     if has("content.space") {
-        content["space"] = json!({"key": page.space_key, "name": page.space_name, "type": "global", "status": "current"});
+        let space = format!("/rest/api/space/{}", page.space_key);
+        content["space"] = json!({
+            "key": page.space_key,
+            "name": page.space_name,
+            "type": "global",
+            "status": "current",
+            "_expandable": {"settings": format!("{space}/settings"), "homepage": "", "description": ""},
+            "_links": {"webui": format!("/spaces/{}", page.space_key), "self": format!("{CONFLUENCE_BASE}{space}")},
+        });
     }
     if let Some(map) = content["_expandable"].as_object_mut() {
         for (key, e) in [
@@ -534,9 +557,8 @@ mod tests {
         )
         .unwrap();
         assert_eq!(q.order, Some(("lastmodified".into(), false)));
-        let mut terms = Query::default();
-        collect_terms(&q.expr, &mut terms);
-        assert_eq!(terms, Query::parse("\"load balancer\" checkout"));
+        let terms = collect_terms(&q.expr);
+        assert_eq!(terms, text_search("\"load balancer\" checkout"));
         assert!(parse_cql("bogus = x").is_err());
         assert!(parse_cql("lastmodified >= \"yesterday\"").is_err());
         assert!(parse_cql("text ~ \"open").is_err());
@@ -544,7 +566,7 @@ mod tests {
         assert_eq!(CURSOR.decode(&CURSOR.encode(7, "x"), "x"), Some(7));
         assert_eq!(CURSOR.decode(&CURSOR.encode(7, "x"), "y"), None);
         assert_eq!(
-            highlight("Checkout timeouts, again", &Query::parse("timeout")),
+            highlight("Checkout timeouts, again", &text_search("timeout")),
             "Checkout @@@hl@@@timeouts@@@endhl@@@, again"
         );
     }

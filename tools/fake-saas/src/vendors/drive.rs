@@ -17,11 +17,11 @@ use serde_json::{Map, Value, json};
 use super::cursor::CursorFormat;
 use super::google::{bad_request, google_error, not_found, unauthorized};
 use super::query_lang::{self, Language, Parser, SyntaxError, Tok};
-use super::{auth, ranked};
+use super::{auth, sort_as};
 use crate::Shared;
 use crate::dataset::{self, DriveFile, MIME_DOC, MIME_SHEET};
 use crate::http::{self, Req};
-use crate::search::{Doc, Query};
+use crate::search::{self, Query, sort_hits};
 use crate::tokens::Vendor;
 
 pub(crate) fn handle(shared: &Shared, req: &Req) -> Response {
@@ -181,16 +181,19 @@ fn parse(q: &str) -> Result<Option<Expr>, String> {
     Ok(Some(e))
 }
 
-/// `fullText contains` matches every word of the value, or the quoted phrase.
+/// How Drive reads the value of a `fullText contains` clause.
 fn full_text_query(value: &str) -> Query {
-    Query::parse(value)
+    search::declared("google-drive")
+        .parse(value)
+        .unwrap_or_default()
 }
 
-fn eval(e: &Expr, f: &DriveFile, doc: &Doc) -> bool {
-    e.eval(&|term| holds(term, f, doc))
+/// Whether the file at `position` satisfies the expression.
+fn eval(e: &Expr, f: &DriveFile, position: usize) -> bool {
+    e.eval(&|term| holds(term, f, position))
 }
 
-fn holds(term: &Term, f: &DriveFile, doc: &Doc) -> bool {
+fn holds(term: &Term, f: &DriveFile, position: usize) -> bool {
     match term {
         Term::In(v, coll) => match coll.as_str() {
             "owners" | "writers" | "readers" => f.owner_email.eq_ignore_ascii_case(v),
@@ -201,7 +204,8 @@ fn holds(term: &Term, f: &DriveFile, doc: &Doc) -> bool {
             match field.as_str() {
                 "fullText" => {
                     let q = full_text_query(text);
-                    !q.is_empty() && q.score(doc) == q.terms.len()
+                    let engine = search::declared("google-drive");
+                    !q.is_empty() && dataset::drive_docs().matches(position, engine, &q)
                 }
                 "name" => {
                     let name = f.name.to_lowercase();
@@ -244,15 +248,17 @@ fn holds(term: &Term, f: &DriveFile, doc: &Doc) -> bool {
 }
 
 /// The terms of the positive `fullText` clauses, for ranking.
-fn collect_terms(e: &Expr, q: &mut Query) {
+fn collect_terms(e: &Expr) -> Query {
+    let mut texts = Vec::new();
     e.for_each_clause(true, &mut |term, positive| {
         if let Term::Cmp(field, _, v) = term
             && positive
             && field == "fullText"
         {
-            q.extend(full_text_query(v.as_str().unwrap_or_default()));
+            texts.push(full_text_query(v.as_str().unwrap_or_default()));
         }
     });
+    Query::any_of(texts)
 }
 
 fn uses_full_text(e: &Expr) -> bool {
@@ -289,30 +295,16 @@ fn list(req: &Req) -> Response {
             "Sorting is not supported for queries with fullText terms. Results are always in descending relevance order.",
         );
     }
-    let mut terms = Query::default();
-    if let Some(e) = &expr {
-        collect_terms(e, &mut terms);
-    }
+    let terms = expr.as_ref().map(collect_terms).unwrap_or_default();
     let files = dataset::drive_files();
-    let docs = dataset::drive_docs();
-    let hits = ranked(
-        docs,
-        &terms,
-        false,
-        |i| expr.as_ref().is_none_or(|e| eval(e, &files[i], &docs[i])),
-        |i| files[i].modified_unix,
-    );
-    // Every file the expression admits, ranked; a file that matches no ranking term
-    // (e.g. admitted by a `name contains` clause alone) still counts.
-    let mut order: Vec<usize> = hits.iter().map(|(i, _)| *i).collect();
-    if !terms.is_empty() {
-        let mut rest: Vec<usize> = (0..files.len())
-            .filter(|i| !order.contains(i))
-            .filter(|i| expr.as_ref().is_none_or(|e| eval(e, &files[*i], &docs[*i])))
-            .collect();
-        rest.sort_by_key(|i| std::cmp::Reverse(files[*i].modified_unix));
-        order.extend(rest);
-    }
+    let engine = search::declared("google-drive");
+    // Every file the expression admits, those that hold the fullText terms
+    // best first; a file admitted by other clauses alone still counts.
+    let mut hits = dataset::drive_docs().scored(engine, &terms, |i| {
+        expr.as_ref().is_none_or(|e| eval(e, &files[i], i))
+    });
+    sort_hits(&mut hits, sort_as(engine, None), |i| files[i].modified_unix);
+    let order: Vec<usize> = hits.iter().map(|hit| hit.index).collect();
     let start = match req.param("pageToken").filter(|t| !t.is_empty()) {
         None => 0,
         Some(t) => match PAGE_TOKEN.decode(&t, &q) {
@@ -336,7 +328,13 @@ fn list(req: &Req) -> Response {
     }
     let default = "kind,nextPageToken,incompleteSearch,files(kind,id,name,mimeType)";
     let mask = parse_fields(&req.param("fields").unwrap_or_else(|| default.into()));
-    http::json(200, &select(&body, &mask))
+    let mut answer = http::json(200, &select(&body, &mask));
+    let answered = order.iter().skip(start).take(page_size);
+    http::note_returned(
+        &mut answer,
+        answered.map(|&i| files[i].web_view_link.as_str()),
+    );
+    answer
 }
 
 fn file_json(f: &DriveFile) -> Value {

@@ -5,18 +5,28 @@ use axum::http::Method;
 use axum::response::Response;
 use serde_json::{Value, json};
 
-use super::{int_param, oauth, ranked};
+use super::{int_param, oauth, ranked, sort_as};
 use crate::Shared;
 use crate::dataset::{self, GithubItem};
 use crate::http::{self, Req};
-use crate::search::{Query, qualifier, split_words};
+use crate::search::{self, Index, Refusal, qualifier, split_words};
 use crate::time::{self, Range};
 use crate::tokens::{Auth, Vendor};
 
 const DOCS: &str = "https://docs.github.com/rest";
 const SEARCH_DOCS: &str =
     "https://docs.github.com/rest/search/search#search-issues-and-pull-requests";
-pub(crate) const API_VERSION: &str = "2022-11-28";
+/// The REST API versions GitHub publishes; the first is the default.
+/// https://docs.github.com/rest/about-the-rest-api/api-versions
+pub(crate) const API_VERSIONS: [&str; 2] = ["2022-11-28", "2026-03-10"];
+/// GitHub's answer to an issue search without `is:issue` or
+/// `is:pull-request` from a GitHub App's user access token (the tokens the
+/// connector's manifest is for): "For requests made by GitHub Apps with a
+/// user access token, you can't retrieve a combination of issues and pull
+/// requests in a single query. Requests that don't include the is:issue or
+/// is:pull-request qualifier will receive an HTTP 422 Unprocessable Entity
+/// response." (the operation's description, api.github.com.json)
+const KIND_REQUIRED: &str = "Query must include 'is:issue' or 'is:pull-request'";
 
 fn message(status: u16, msg: &str, doc: &str) -> Response {
     http::json(
@@ -37,8 +47,8 @@ fn rate_headers(r: &mut Response, remaining: u32, reset_in: i64) {
     http::set(r, "x-ratelimit-resource", "search");
 }
 
-fn common_headers(r: &mut Response) {
-    http::set(r, "x-github-api-version-selected", API_VERSION);
+fn common_headers(r: &mut Response, version: &str) {
+    http::set(r, "x-github-api-version-selected", version);
     http::set(r, "x-github-media-type", "github.v3; format=json");
     http::set(
         r,
@@ -79,7 +89,7 @@ pub(crate) fn error(status: u16, retry_after: Option<u32>) -> Response {
             DOCS,
         ),
     };
-    common_headers(&mut r);
+    common_headers(&mut r, API_VERSIONS[0]);
     r
 }
 
@@ -103,18 +113,19 @@ pub(crate) fn handle(shared: &Shared, req: &Req) -> Response {
             "Request forbidden by administrative rules. Please make sure your request has a User-Agent header (https://docs.github.com/en/rest/overview/resources-in-the-rest-api#user-agent-required). Check https://developer.github.com for other possible causes.\n",
         );
     }
-    if let Some(v) = req
+    let version = req
         .header("x-github-api-version")
-        .filter(|v| *v != API_VERSION)
-    {
+        .unwrap_or(API_VERSIONS[0]);
+    if !API_VERSIONS.contains(&version) {
         let mut r = message(
             400,
             &format!(
-                "Unsupported 'X-GitHub-Api-Version' header: {v}. Supported versions are: {API_VERSION}."
+                "Unsupported 'X-GitHub-Api-Version' header: {version}. Supported versions are: {}.",
+                API_VERSIONS.join(", ")
             ),
             "https://docs.github.com/rest/about-the-rest-api/api-versions",
         );
-        common_headers(&mut r);
+        common_headers(&mut r, API_VERSIONS[0]);
         return r;
     }
     let segs: Vec<&str> = req.path.trim_matches('/').split('/').collect();
@@ -132,20 +143,20 @@ pub(crate) fn handle(shared: &Shared, req: &Req) -> Response {
     let user = match shared.tokens().check(Vendor::Github, token.as_deref()) {
         Auth::Ok(u) => u,
         // (Real GitHub allows anonymous search of public repos; Acme's are private.)
-        _ => return unauthorized(),
+        _ => return unauthorized(version),
     };
     let mut r = match (&req.method, req.path.as_str()) {
-        (&Method::GET, "/search/issues") => search(req),
+        (&Method::GET, "/search/issues") => search(req, version),
         (&Method::GET, "/user") => http::json(200, &viewer(&user)),
         _ => message(404, "Not Found", DOCS),
     };
-    common_headers(&mut r);
+    common_headers(&mut r, version);
     r
 }
 
-fn unauthorized() -> Response {
+fn unauthorized(version: &str) -> Response {
     let mut r = message(401, "Bad credentials", DOCS);
-    common_headers(&mut r);
+    common_headers(&mut r, version);
     r
 }
 
@@ -244,7 +255,9 @@ fn date_range(v: &str) -> Option<Range> {
     Range::from_op("=", time::parse(v)?)
 }
 
-fn parse_q(q: &str) -> Result<(Query, Filters), String> {
+/// Splits `q` into its qualifiers and its free text (words, phrases and the
+/// `AND`/`OR`/`NOT` operators and parentheses the engine reads).
+fn parse_q(q: &str) -> Result<(String, Filters), String> {
     let mut f = Filters {
         is_pr: None,
         state: None,
@@ -262,9 +275,7 @@ fn parse_q(q: &str) -> Result<(Query, Filters), String> {
     let mut text = Vec::new();
     for w in split_words(q) {
         let Some((neg, name, value)) = qualifier(&w) else {
-            if !matches!(w.as_str(), "AND" | "OR" | "NOT") {
-                text.push(w);
-            }
+            text.push(w);
             continue;
         };
         let lv = value.to_ascii_lowercase();
@@ -317,7 +328,7 @@ fn parse_q(q: &str) -> Result<(Query, Filters), String> {
             _ => {} // unknown qualifiers are ignored
         }
     }
-    Ok((Query::parse(&text.join(" ")), f))
+    Ok((text.join(" "), f))
 }
 
 fn keep(item: &GithubItem, f: &Filters) -> bool {
@@ -358,7 +369,7 @@ fn keep(item: &GithubItem, f: &Filters) -> bool {
     true
 }
 
-fn search(req: &Req) -> Response {
+fn search(req: &Req, version: &str) -> Response {
     let validation = |msg: &str| {
         http::json(
             422,
@@ -398,35 +409,44 @@ fn search(req: &Req) -> Response {
             &json!({"message": "Only the first 1000 search results are available", "documentation_url": SEARCH_DOCS, "status": "422"}),
         );
     }
-    let (query, filters) = match parse_q(&q) {
+    let (text, filters) = match parse_q(&q) {
         Ok(x) => x,
         Err(e) => return validation(&e),
     };
+    if filters.is_pr.is_none() {
+        return validation(KIND_REQUIRED);
+    }
+    let engine = search::declared("github");
+    let query = match engine.parse(&text) {
+        Ok(query) => query,
+        Err(Refusal::TooManyOperators { max, .. }) => {
+            return validation(&format!(
+                "The search contains more than {max} AND / OR / NOT operators."
+            ));
+        }
+    };
     let items = dataset::github_items();
-    let docs = &dataset::docs().github;
-    let title_docs;
-    let docs = if !filters.in_fields.is_empty()
+    let title_only;
+    let index = if !filters.in_fields.is_empty()
         && !filters.in_fields.iter().any(|f| f == "body")
         && filters.in_fields.iter().any(|f| f == "title")
     {
-        title_docs = items
-            .iter()
-            .map(|i| crate::search::Doc::new(&i.title))
-            .collect::<Vec<_>>();
-        &title_docs
+        title_only = Index::new(items.iter().map(|i| &i.title));
+        &title_only
     } else {
-        docs
+        &dataset::docs().github
     };
-    let sort = req.param("sort").unwrap_or_default();
+    let sort = req.param("sort").filter(|s| !s.is_empty());
     let ascending = req.param("order").as_deref() == Some("asc");
     let hits = ranked(
-        docs,
+        index,
+        engine,
         &query,
-        ascending,
+        sort_as(engine, sort.is_some().then_some(ascending)),
         |i| keep(&items[i], &filters),
-        |i| match sort.as_str() {
-            "created" => items[i].created_unix,
-            "comments" => items[i].comments as i64,
+        |i| match sort.as_deref() {
+            Some("created") => items[i].created_unix,
+            Some("comments") => items[i].comments as i64,
             _ => items[i].updated_unix,
         },
     );
@@ -436,16 +456,23 @@ fn search(req: &Req) -> Response {
         .iter()
         .skip(start)
         .take(per_page as usize)
-        .map(|(i, score)| {
+        .map(|hit| {
             item_json(
-                &items[*i],
-                if query.is_empty() { 1.0 } else { *score as f64 },
+                version,
+                &items[hit.index],
+                if query.is_empty() { 1.0 } else { hit.score },
             )
         })
         .collect();
     let mut r = http::json(
         200,
-        &json!({"total_count": total, "incomplete_results": false, "items": page_items}),
+        &json!({
+            "total_count": total,
+            "incomplete_results": false,
+            // Lexical: the fake implements no semantic or hybrid search.
+            "search_type": "lexical",
+            "items": page_items,
+        }),
     );
     let last = total.min(1000).div_ceil(per_page).max(1);
     let mut links = Vec::new();
@@ -475,6 +502,11 @@ fn search(req: &Req) -> Response {
     }
     rate_headers(&mut r, 29, 60);
     http::set(&mut r, "cache-control", "no-cache");
+    let answered = hits.iter().skip(start).take(per_page as usize);
+    http::note_returned(
+        &mut r,
+        answered.map(|hit| items[hit.index].html_url.as_str()),
+    );
     r
 }
 
@@ -499,7 +531,9 @@ fn label_json(name: &str) -> Value {
     })
 }
 
-fn item_json(it: &GithubItem, score: f64) -> Value {
+/// An issue or pull request as the search answers with it, in the shape of
+/// the API version asked for (2026-03-10 drops `assignee`).
+fn item_json(version: &str, it: &GithubItem, score: f64) -> Value {
     let people = dataset::people();
     let login = &it.user_login;
     let api = format!(
@@ -530,6 +564,15 @@ fn item_json(it: &GithubItem, score: f64) -> Value {
             "gravatar_id": "",
             "url": format!("https://api.github.com/users/{login}"),
             "html_url": format!("https://github.com/{login}"),
+            "followers_url": format!("https://api.github.com/users/{login}/followers"),
+            "following_url": format!("https://api.github.com/users/{login}/following{{/other_user}}"),
+            "gists_url": format!("https://api.github.com/users/{login}/gists{{/gist_id}}"),
+            "starred_url": format!("https://api.github.com/users/{login}/starred{{/owner}}{{/repo}}"),
+            "subscriptions_url": format!("https://api.github.com/users/{login}/subscriptions"),
+            "organizations_url": format!("https://api.github.com/users/{login}/orgs"),
+            "repos_url": format!("https://api.github.com/users/{login}/repos"),
+            "events_url": format!("https://api.github.com/users/{login}/events{{/privacy}}"),
+            "received_events_url": format!("https://api.github.com/users/{login}/received_events"),
             "type": "User",
             "user_view_type": "public",
             "site_admin": false,
@@ -571,6 +614,11 @@ fn item_json(it: &GithubItem, score: f64) -> Value {
             "patch_url": format!("{}.patch", it.html_url),
             "merged_at": it.merged_at,
         });
+    }
+    if version != API_VERSIONS[0]
+        && let Some(item) = v.as_object_mut()
+    {
+        item.remove("assignee");
     }
     v
 }

@@ -14,11 +14,11 @@ use base64::Engine;
 use serde_json::{Value, json};
 
 use super::google::{bad_request, not_found, unauthorized};
-use super::{auth, ranked};
+use super::{auth, note_page, ranked, sort_as};
 use crate::Shared;
 use crate::dataset::{self, GMAIL_ADDRESS, GmailMessage};
 use crate::http::{self, Req};
-use crate::search::{Query, qualifier, split_words};
+use crate::search::{self, Query, qualifier, split_words};
 use crate::time::Range;
 use crate::tokens::Vendor;
 
@@ -89,11 +89,32 @@ fn gmail_time(value: &str) -> Option<crate::time::Instant> {
     crate::time::parse(value)
 }
 
+/// Gmail's `{a b}` (any of the words) as `(a OR b)`.
+fn braces_as_or(q: &str) -> String {
+    let mut out = String::new();
+    let mut in_braces = false;
+    for c in q.chars() {
+        match c {
+            '{' => {
+                in_braces = true;
+                out.push('(');
+            }
+            '}' => {
+                in_braces = false;
+                out.push(')');
+            }
+            c if c.is_whitespace() && in_braces => out.push_str(" OR "),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 fn parse_q(q: &str) -> Result<Search, String> {
     let mut s = Search::default();
     let mut words = Vec::new();
-    for w in split_words(q) {
-        let stripped = w.trim_matches(|c| matches!(c, '(' | ')' | '{' | '}'));
+    for w in split_words(&braces_as_or(q)) {
+        let stripped = w.trim_matches(|c| matches!(c, '(' | ')'));
         match qualifier(stripped) {
             Some((false, name, value)) => match name.as_str() {
                 "after" | "newer" | "before" | "older" => {
@@ -120,10 +141,13 @@ fn parse_q(q: &str) -> Result<Search, String> {
                 _ => {}
             },
             Some((true, ..)) => {}
-            None => words.push(stripped.to_string()),
+            // The words keep their parentheses and operators: the engine reads them.
+            None => words.push(w),
         }
     }
-    s.terms = Query::parse(&words.join(" "));
+    s.terms = search::declared("gmail")
+        .parse(&words.join(" "))
+        .map_err(|e| format!("{e:?}"))?;
     Ok(s)
 }
 
@@ -153,7 +177,7 @@ fn parse_token(token: &str) -> Option<usize> {
 
 fn list(req: &Req) -> Response {
     let q = req.param("q").unwrap_or_default();
-    let search = match parse_q(&q) {
+    let parsed = match parse_q(&q) {
         Ok(s) => s,
         Err(e) => return bad_request(&format!("Invalid query: {e}")),
     };
@@ -166,11 +190,13 @@ fn list(req: &Req) -> Response {
     };
     let max = req.page_size(max);
     let messages = dataset::gmail_messages();
+    let engine = search::declared("gmail");
     let hits = ranked(
         dataset::gmail_docs(),
-        &search.terms,
-        false,
-        |i| keep(&search, &messages[i]),
+        engine,
+        &parsed.terms,
+        sort_as(engine, None),
+        |i| keep(&parsed, &messages[i]),
         |i| messages[i].unix,
     );
     let start = match req.param("pageToken").filter(|t| !t.is_empty()) {
@@ -184,7 +210,7 @@ fn list(req: &Req) -> Response {
         .iter()
         .skip(start)
         .take(max)
-        .map(|(i, _)| json!({"id": messages[*i].id, "threadId": messages[*i].thread_id}))
+        .map(|hit| json!({"id": messages[hit.index].id, "threadId": messages[hit.index].thread_id}))
         .collect();
     let mut body = json!({ "resultSizeEstimate": hits.len() });
     if !page.is_empty() {
@@ -193,7 +219,9 @@ fn list(req: &Req) -> Response {
     if start + max < hits.len() {
         body["nextPageToken"] = json!(page_token(start + max));
     }
-    http::json(200, &body)
+    let mut answer = http::json(200, &body);
+    note_page(&mut answer, messages, hits.iter().skip(start).take(max));
+    answer
 }
 
 fn message(req: &Req, m: &GmailMessage) -> Response {
@@ -283,7 +311,12 @@ mod tests {
         let s =
             parse_q("(checkout OR 502) after:1738367999 before:2025/03/01 in:inbox from:stripe")
                 .unwrap();
-        assert_eq!(s.terms, Query::parse("checkout 502"));
+        assert_eq!(
+            s.terms,
+            search::declared("gmail")
+                .parse("(checkout OR 502)")
+                .unwrap()
+        );
         assert_eq!(s.range.lo, 1738368000);
         assert_eq!(s.range.hi, crate::time::parse("2025-03-01").unwrap().start);
         assert_eq!(s.label.as_deref(), Some("inbox"));

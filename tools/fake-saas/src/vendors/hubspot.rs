@@ -14,11 +14,11 @@ use axum::http::Method;
 use axum::response::Response;
 use serde_json::{Map, Value, json};
 
-use super::{array_at_most, auth, oauth, ranked, strings_at};
+use super::{array_at_most, auth, note_page, oauth, ranked, sort_as, strings_at};
 use crate::Shared;
 use crate::dataset::{self, HUBSPOT_PORTAL_ID, HubspotObject};
 use crate::http::{self, Req};
-use crate::search::Query;
+use crate::search;
 use crate::tokens::Vendor;
 
 fn err(status: u16, category: &str, message: &str) -> Response {
@@ -448,12 +448,18 @@ fn search(req: &Req, kind: &str) -> Response {
         ),
         _ => (HubspotObject::modified_property(kind).to_string(), false),
     };
+    let asked_sort = body
+        .get("sorts")
+        .and_then(Value::as_array)
+        .is_some_and(|a| !a.is_empty());
     let all = dataset::hubspot_objects();
-    let q = Query::parse(&query);
+    let engine = search::declared("hubspot");
+    let q = engine.parse(&query).unwrap_or_default();
     let hits = ranked(
         dataset::hubspot_docs(),
+        engine,
         &q,
-        ascending,
+        sort_as(engine, asked_sort.then_some(ascending)),
         |i| {
             all[i].object_type == kind
                 && (groups.is_empty()
@@ -480,7 +486,7 @@ fn search(req: &Req, kind: &str) -> Response {
         .iter()
         .skip(start)
         .take(limit)
-        .map(|(i, _)| object_json(&all[*i], &wanted))
+        .map(|hit| object_json(&all[hit.index], &wanted))
         .collect();
     let mut out = json!({ "total": hits.len(), "results": results });
     if start + limit < hits.len() {
@@ -490,7 +496,9 @@ fn search(req: &Req, kind: &str) -> Response {
             "link": format!("https://api.hubapi.com/crm/v3/objects/{kind}/search?after={after}"),
         }});
     }
-    http::json(200, &out)
+    let mut answer = http::json(200, &out);
+    note_page(&mut answer, all, hits.iter().skip(start).take(limit));
+    answer
 }
 
 #[cfg(test)]

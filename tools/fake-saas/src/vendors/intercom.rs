@@ -18,11 +18,11 @@ use axum::response::Response;
 use base64::Engine;
 use serde_json::{Value, json};
 
-use super::{array_at_most, auth};
+use super::{array_at_most, auth, note_page, sort_as};
 use crate::Shared;
 use crate::dataset::{self, INTERCOM_ADMIN_ID, INTERCOM_APP_ID, IntercomConversation};
 use crate::http::{self, Req};
-use crate::search::{Doc, Query};
+use crate::search::{self, Query, sort_hits};
 use crate::tokens::{Auth, Vendor};
 
 fn err(status: u16, code: &str, message: &str) -> Response {
@@ -226,10 +226,18 @@ fn as_text(v: &Value) -> String {
     }
 }
 
-/// Whether `value`'s words appear consecutively in `text` (the fake's `~`).
+/// How Intercom reads the value of a `~` (contains) filter: its words,
+/// consecutive.
+fn contains_query(value: &str) -> Query {
+    search::declared("intercom")
+        .parse(&format!("\"{}\"", value.replace('"', "")))
+        .unwrap_or_default()
+}
+
+/// Whether `text` holds `value` as Intercom's `~` matches.
 fn contains(text: &str, value: &str) -> bool {
-    let q = Query::parse(&format!("\"{}\"", value.replace('"', "")));
-    !q.is_empty() && q.score(&Doc::new(text)) == q.terms.len()
+    let q = contains_query(value);
+    !q.is_empty() && search::declared("intercom").matches_text(&q, text)
 }
 
 fn matches(f: &Filter, c: &IntercomConversation) -> bool {
@@ -339,35 +347,29 @@ fn search(req: &Req) -> Response {
     let ascending = body.pointer("/sort/order").and_then(Value::as_str) == Some("ascending");
     let mut values = Vec::new();
     contains_values(&filter, &mut values);
-    let rank_query = Query::parse(
-        &values
-            .iter()
-            .map(|v| format!("\"{}\"", v.replace('"', "")))
-            .collect::<Vec<_>>()
-            .join(" "),
-    );
+    let rank_query = Query::any_of(values.iter().map(|v| contains_query(v)));
     let all = dataset::intercom_conversations();
-    let docs = dataset::intercom_docs();
-    let mut hits: Vec<(usize, usize, i64)> = all
-        .iter()
-        .enumerate()
-        .filter(|(_, c)| matches(&filter, c))
-        .map(|(i, c)| {
-            let key = if sort_field == "created_at" {
-                c.created_unix
+    let engine = search::declared("intercom");
+    let mut hits =
+        dataset::intercom_docs().scored(engine, &rank_query, |i| matches(&filter, &all[i]));
+    let asked = body.pointer("/sort/field").is_some();
+    sort_hits(
+        &mut hits,
+        sort_as(engine, asked.then_some(ascending)),
+        |i| {
+            if sort_field == "created_at" {
+                all[i].created_unix
             } else {
-                c.updated_unix
-            };
-            (i, rank_query.score(&docs[i]), key)
-        })
-        .collect();
-    crate::search::rank(&mut hits, ascending);
+                all[i].updated_unix
+            }
+        },
+    );
     let total = hits.len();
     let conversations: Vec<Value> = hits
         .iter()
         .skip(start)
         .take(per_page)
-        .map(|(i, ..)| conversation_json(&all[*i], false))
+        .map(|hit| conversation_json(&all[hit.index], false))
         .collect();
     let total_pages = total.div_ceil(per_page).max(1);
     let mut pages = json!({
@@ -379,7 +381,7 @@ fn search(req: &Req) -> Response {
     if start + per_page < total {
         pages["next"] = json!({"per_page": per_page, "starting_after": cursor(start + per_page)});
     }
-    http::json(
+    let mut answer = http::json(
         200,
         &json!({
             "type": "conversation.list",
@@ -387,7 +389,9 @@ fn search(req: &Req) -> Response {
             "total_count": total,
             "conversations": conversations,
         }),
-    )
+    );
+    note_page(&mut answer, all, hits.iter().skip(start).take(per_page));
+    answer
 }
 
 fn conversation_json(c: &IntercomConversation, with_parts: bool) -> Value {

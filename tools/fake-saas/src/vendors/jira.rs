@@ -1,5 +1,6 @@
 //! Jira Cloud through api.atlassian.com (accessible-resources, `search/jql`, issue) and
-//! Atlassian OAuth on auth.atlassian.com (authorize, token, and a fake `oauth/revoke`),
+//! Atlassian OAuth on auth.atlassian.com (authorize and token: Atlassian documents no
+//! revocation endpoint for OAuth 2.0 apps, so the fake has none),
 //! both shared with Confluence (see `confluence.rs`).
 
 use axum::http::Method;
@@ -8,11 +9,11 @@ use serde_json::{Map, Value, json};
 
 use super::cursor::CursorFormat;
 use super::query_lang::{self, Language, Parser, SyntaxError, Tok};
-use super::{auth, oauth, ranked};
+use super::{auth, note_page, oauth, sort_as};
 use crate::Shared;
 use crate::dataset::{self, JiraIssue};
 use crate::http::{self, Req};
-use crate::search::{Doc, Query};
+use crate::search::{self, Query, sort_hits};
 use crate::time::{self, Range};
 use crate::tokens::{Auth, Vendor};
 
@@ -80,17 +81,6 @@ pub(crate) fn handle(shared: &Shared, req: &Req) -> Response {
             (&Method::POST, "/oauth/token") => {
                 oauth::token(shared, atlassian_vendor(shared, req), req)
             }
-            (&Method::POST, "/oauth/revoke") => match oauth::token_to_revoke(req, "token") {
-                Some(t) => {
-                    let vendor = shared.tokens().info(&t).map_or(Vendor::Jira, |i| i.vendor);
-                    shared.tokens().revoke(vendor, &t);
-                    http::empty(200)
-                }
-                None => http::json(
-                    400,
-                    &json!({"error": "invalid_request", "error_description": "token is required"}),
-                ),
-            },
             _ => http::json(
                 404,
                 &json!({"error": "not_found", "error_description": "Not Found"}),
@@ -522,7 +512,13 @@ fn text_of(v: &Val) -> String {
 
 struct Ctx<'a> {
     issue: &'a JiraIssue,
-    doc: &'a Doc,
+    /// The issue's position in the index.
+    position: usize,
+}
+
+/// How Jira reads the text of a `~` clause.
+fn text_search(text: &str) -> Query {
+    search::declared("jira").parse(text).unwrap_or_default()
 }
 
 fn eval(e: &Expr, c: &Ctx) -> bool {
@@ -541,11 +537,12 @@ fn clause(field: &str, op: &str, vals: &[Val], c: &Ctx) -> bool {
                     _ => false,
                 }
             } else {
-                let q = Query::parse(&text_of(&vals[0]));
+                let q = text_search(&text_of(&vals[0]));
+                let engine = search::declared("jira");
                 match field {
-                    "text" => q.score(c.doc) > 0,
-                    "summary" => q.score_text(&i.summary) > 0,
-                    "description" => q.score_text(&i.description) > 0,
+                    "text" => dataset::docs().jira.matches(c.position, engine, &q),
+                    "summary" => engine.matches_text(&q, &i.summary),
+                    "description" => engine.matches_text(&q, &i.description),
                     _ => false,
                 }
             }
@@ -639,13 +636,15 @@ fn clause(field: &str, op: &str, vals: &[Val], c: &Ctx) -> bool {
 /// `nextPageToken`: opaque, as Jira's are.
 const PAGE_TOKEN: CursorFormat = CursorFormat::new("o=", ";q=").lenient();
 
-fn collect_terms(e: &Expr, q: &mut Query) {
+fn collect_terms(e: &Expr) -> Query {
+    let mut texts = Vec::new();
     e.for_each_clause(true, &mut |Clause { field, op, vals }, positive| {
         let text_field = matches!(field.as_str(), "text" | "summary" | "description");
         if positive && op == "~" && text_field {
-            q.extend(Query::parse(&text_of(&vals[0])));
+            texts.push(text_search(&text_of(&vals[0])));
         }
     });
+    Query::any_of(texts)
 }
 
 /// The fields to return: `None`-like empty vec means ids only.
@@ -746,28 +745,26 @@ fn search(req: &Req) -> Response {
     let fields = requested_fields(fields_raw, false);
     let cap = if fields.is_empty() { 5000 } else { 100 };
     let max = req.page_size(max.unwrap_or(50).clamp(1, cap) as usize);
-    let mut terms = Query::default();
-    collect_terms(&expr, &mut terms);
-    let (sort_field, ascending) = parsed
-        .order
-        .first()
-        .map(|(f, a)| (f.clone(), *a))
-        .unwrap_or(("updated".into(), false));
+    let terms = collect_terms(&expr);
+    let engine = search::declared("jira");
+    let order = parsed.order.first().map(|(f, a)| (f.clone(), *a));
     let issues = dataset::jira_issues();
-    let docs = &dataset::docs().jira;
-    let hits = ranked(
-        docs,
-        &terms,
-        ascending,
-        |i| {
-            eval(
-                &expr,
-                &Ctx {
-                    issue: &issues[i],
-                    doc: &docs[i],
-                },
-            )
-        },
+    let mut hits = dataset::docs().jira.scored(engine, &terms, |i| {
+        eval(
+            &expr,
+            &Ctx {
+                issue: &issues[i],
+                position: i,
+            },
+        )
+    });
+    let sort_field = order
+        .as_ref()
+        .map_or("updated", |(f, _)| f.as_str())
+        .to_string();
+    sort_hits(
+        &mut hits,
+        sort_as(engine, order.map(|(_, ascending)| ascending)),
         |i| match sort_field.as_str() {
             "created" | "createddate" | "key" | "issuekey" | "id" => issues[i].created_unix,
             _ => issues[i].updated_unix,
@@ -789,11 +786,11 @@ fn search(req: &Req) -> Response {
         .iter()
         .skip(start)
         .take(max)
-        .map(|(i, _)| {
+        .map(|hit| {
             if fields.is_empty() {
-                json!({"id": issues[*i].id})
+                json!({"id": issues[hit.index].id})
             } else {
-                issue_json(&issues[*i], &fields)
+                issue_json(&issues[hit.index], &fields)
             }
         })
         .collect();
@@ -802,7 +799,9 @@ fn search(req: &Req) -> Response {
     if !is_last {
         body["nextPageToken"] = json!(PAGE_TOKEN.encode(start + max, &jql));
     }
-    http::json(200, &body)
+    let mut answer = http::json(200, &body);
+    note_page(&mut answer, issues, hits.iter().skip(start).take(max));
+    answer
 }
 
 fn adf(text: &str) -> Value {

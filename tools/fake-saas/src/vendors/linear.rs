@@ -5,12 +5,12 @@ use axum::http::Method;
 use axum::response::Response;
 use serde_json::{Map, Value, json};
 
-use super::{auth, oauth, ranked};
+use super::{auth, oauth, ranked, sort_as};
 use crate::Shared;
 use crate::dataset::{self, LinearIssue};
 use crate::graphql::{self, Document, Field};
 use crate::http::{self, Req};
-use crate::search::Query;
+use crate::search;
 use crate::time::{self, Range};
 use crate::tokens::Vendor;
 
@@ -235,16 +235,20 @@ fn search(
     let updated = comparator_range(filter.get("updatedAt").unwrap_or(&Value::Null))?;
     let created = comparator_range(filter.get("createdAt").unwrap_or(&Value::Null))?;
     let issues = dataset::linear_issues();
-    let q = Query::parse(&term);
+    let engine = search::declared("linear");
+    let q = engine
+        .parse(&term)
+        .map_err(|_| "Argument Validation Error".to_string())?;
     let hits: Vec<usize> = ranked(
         &dataset::docs().linear,
+        engine,
         &q,
-        false,
+        sort_as(engine, None),
         |i| updated.contains(issues[i].updated_unix) && created.contains(issues[i].created_unix),
         |i| issues[i].updated_unix,
     )
     .into_iter()
-    .map(|(i, _)| i)
+    .map(|hit| hit.index)
     .collect();
     let start = match &after {
         None => 0,

@@ -18,11 +18,11 @@ use axum::http::Method;
 use axum::response::Response;
 use serde_json::{Value, json};
 
-use super::{auth, oauth, ranked, strings_at};
+use super::{auth, oauth, ranked, sort_as, strings_at};
 use crate::Shared;
 use crate::dataset::{self, M365Item, SHAREPOINT_HOST};
 use crate::http::{self, Req};
-use crate::search::{Query, Term, split_words, tokenize};
+use crate::search::{self, Order, Query, Sort, split_words, tokenize};
 use crate::time::{self, Range};
 use crate::tokens::{Auth, Vendor};
 
@@ -203,7 +203,9 @@ fn parse_kql(q: &str) -> Kql {
             _ => free.push(word.clone()),
         }
     }
-    kql.text = Query::parse(&free.join(" "));
+    kql.text = search::declared("microsoft-365")
+        .parse(&free.join(" "))
+        .unwrap_or_default();
     kql
 }
 
@@ -290,13 +292,23 @@ fn search(req: &Req) -> Response {
     }
     let items = dataset::m365_items();
     let mut value = Vec::new();
+    let mut returned: Vec<&str> = Vec::new();
     for (types, _, q, from, size, fields) in parsed {
         let kql = parse_kql(&q);
         let size = req.page_size(size);
+        let engine = search::declared("microsoft-365");
+        // "message and event are sorted by date" (the search API overview).
+        let only_mail = types.iter().all(|t| t.eq_ignore_ascii_case("message"));
+        let sort = if only_mail {
+            Sort::Default(Order::Newest)
+        } else {
+            sort_as(engine, None)
+        };
         let hits = ranked(
             dataset::m365_docs(),
+            engine,
             &kql.text,
-            false,
+            sort,
             |i| {
                 types
                     .iter()
@@ -306,13 +318,19 @@ fn search(req: &Req) -> Response {
             |i| items[i].modified_unix,
         );
         let total = hits.len();
+        returned.extend(
+            hits.iter()
+                .skip(from)
+                .take(size)
+                .map(|h| items[h.index].web_url.as_str()),
+        );
         let page: Vec<Value> = hits
             .iter()
             .skip(from)
             .take(size)
             .enumerate()
-            .map(|(n, (i, _))| {
-                let item = &items[*i];
+            .map(|(n, hit)| {
+                let item = &items[hit.index];
                 json!({
                     "hitId": hit_id(item),
                     "rank": from + n + 1,
@@ -333,24 +351,19 @@ fn search(req: &Req) -> Response {
             "hitsContainers": [container],
         }));
     }
-    http::json(
+    let mut answer = http::json(
         200,
         &json!({
             "value": value,
             "@odata.context": "https://graph.microsoft.com/v1.0/$metadata#Collection(microsoft.graph.searchResponse)",
         }),
-    )
+    );
+    http::note_returned(&mut answer, returned);
+    answer
 }
 
 fn words_of(q: &Query) -> Vec<String> {
-    let mut out = Vec::new();
-    for t in &q.terms {
-        match t {
-            Term::Word(w) => out.push(w.clone()),
-            Term::Phrase(p) => out.extend(p.iter().cloned()),
-        }
-    }
-    out
+    q.positive_words()
 }
 
 fn hit_id(item: &M365Item) -> String {
@@ -523,7 +536,9 @@ mod tests {
     fn summaries_highlight_the_words() {
         let s = summary(
             "Checkout failed. Unrelated line. The certificate was rotated.\nMore text",
-            &Query::parse("certificate"),
+            &search::declared("microsoft-365")
+                .parse("certificate")
+                .unwrap(),
         );
         assert_eq!(
             s,

@@ -27,7 +27,7 @@ use serde_json::{Value, json};
 
 use crate::Shared;
 use crate::http::{self, Req};
-use crate::search::{Doc, Query};
+use crate::search::{Declaration, Hit, Index, Query, Sort, sort_hits};
 use crate::tokens::{Auth, Vendor};
 
 /// Which vendor plays a host.
@@ -152,27 +152,43 @@ pub(crate) fn auth(shared: &Shared, vendor: Vendor, req: &Req) -> Auth {
     shared.tokens().check(vendor, token.as_deref())
 }
 
-/// Ranks matching records: returns indices of records whose doc matches the query and
-/// that pass `keep`, ordered by distinct terms matched (desc), then by `key` (desc unless
-/// `ascending`), then index.
+/// The records of `index` that `keep` lets through and `query` matches, as
+/// `engine` matches, ordered as `sort` says with `key` giving each record's
+/// sort key (its update time, unless the request sorts by another).
 pub(crate) fn ranked(
-    docs: &[Doc],
-    q: &Query,
-    ascending: bool,
+    index: &Index,
+    engine: &Declaration,
+    query: &Query,
+    sort: Sort,
     keep: impl Fn(usize) -> bool,
     key: impl Fn(usize) -> i64,
-) -> Vec<(usize, usize)> {
-    let mut hits: Vec<(usize, usize, i64)> = docs
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| keep(*i))
-        .filter_map(|(i, d)| {
-            let s = q.score(d);
-            (q.is_empty() || s > 0).then(|| (i, s, key(i)))
-        })
-        .collect();
-    crate::search::rank(&mut hits, ascending);
-    hits.into_iter().map(|(i, s, _)| (i, s)).collect()
+) -> Vec<Hit> {
+    let mut hits = index.search(engine, query, keep);
+    sort_hits(&mut hits, sort, key);
+    hits
+}
+
+/// Notes on a search's answer the records it holds (`records[hit.index]`
+/// for each hit on the page), for the fake's record of what it returned.
+pub(crate) fn note_page<'a, R: crate::dataset::Record + 'a>(
+    response: &mut Response,
+    records: &'a [R],
+    page: impl IntoIterator<Item = &'a Hit>,
+) {
+    http::note_returned(
+        response,
+        page.into_iter()
+            .map(|hit| records[hit.index].citation_url()),
+    );
+}
+
+/// The engine's default order, or the request's own sort when it asked for
+/// one (`ascending` or not).
+pub(crate) fn sort_as(engine: &Declaration, asked: Option<bool>) -> Sort {
+    match asked {
+        Some(ascending) => Sort::Key { ascending },
+        None => Sort::Default(*engine.order),
+    }
 }
 
 /// Parses a positive integer parameter, with a default.

@@ -5,11 +5,11 @@ use axum::http::Method;
 use axum::response::Response;
 use serde_json::{Value, json};
 
-use super::{auth, oauth, ranked};
+use super::{auth, oauth, ranked, sort_as};
 use crate::Shared;
 use crate::dataset::{self, NotionBlock, NotionPage};
 use crate::http::{self, Req};
-use crate::search::Query;
+use crate::search;
 use crate::tokens::Vendor;
 
 fn err(status: u16, code: &str, message: &str) -> Response {
@@ -234,7 +234,7 @@ fn search(req: &Req, new_api: bool) -> Response {
         }
         no_results = value != "page";
     }
-    let mut ascending = false;
+    let mut asked_sort = None;
     if let Some(s) = body.get("sort").filter(|s| !s.is_null()) {
         let ts = s.get("timestamp").and_then(Value::as_str).unwrap_or("");
         let dir = s.get("direction").and_then(Value::as_str).unwrap_or("");
@@ -245,22 +245,24 @@ fn search(req: &Req, new_api: bool) -> Response {
                 "body failed validation: body.sort.timestamp should be `\"last_edited_time\"` and body.sort.direction should be `\"ascending\"` or `\"descending\"`.",
             );
         }
-        ascending = dir == "ascending";
+        asked_sort = Some(dir == "ascending");
     }
-    let q = Query::parse(&query);
+    let engine = search::declared("notion");
+    let q = engine.parse(&query).unwrap_or_default();
     let pages = dataset::notion_pages();
     let hits: Vec<usize> = if no_results {
         Vec::new()
     } else {
         ranked(
             &dataset::docs().notion,
+            engine,
             &q,
-            ascending,
+            sort_as(engine, asked_sort),
             |_| true,
             |i| pages[i].updated_unix,
         )
         .into_iter()
-        .map(|(i, _)| i)
+        .map(|hit| hit.index)
         .collect()
     };
     let start = match body.get("start_cursor") {
@@ -296,7 +298,10 @@ fn search(req: &Req, new_api: bool) -> Response {
         "request_id": http::request_id(),
     });
     out[kind] = json!({});
-    http::json(200, &out)
+    let mut answer = http::json(200, &out);
+    let page = hits.iter().skip(start).take(page_size);
+    http::note_returned(&mut answer, page.map(|i| pages[*i].url.as_str()));
+    answer
 }
 
 fn rich_text(text: &str, href: Option<&str>) -> Value {

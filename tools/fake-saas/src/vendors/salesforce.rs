@@ -17,11 +17,11 @@ use axum::http::Method;
 use axum::response::Response;
 use serde_json::{Map, Value, json};
 
-use super::{auth, oauth, ranked};
+use super::{auth, oauth, ranked, sort_as};
 use crate::Shared;
 use crate::dataset::{self, SalesforceRecord};
 use crate::http::{self, Req};
-use crate::search::Query;
+use crate::search;
 use crate::tokens::Vendor;
 
 fn err(status: u16, code: &str, message: &str) -> Response {
@@ -295,9 +295,11 @@ fn search(req: &Req, v: &str) -> Response {
         );
     }
     let global_fields = param(req, "fields");
-    let query = Query::parse(&q);
+    let engine = search::declared("salesforce");
+    let query = engine.parse(&q).unwrap_or_default();
     let records = dataset::salesforce_records();
     let mut out: Vec<Value> = Vec::new();
+    let mut returned: Vec<&str> = Vec::new();
     for kind in types {
         let fields: Vec<String> = param(req, &format!("{kind}.fields"))
             .or_else(|| global_fields.clone())
@@ -336,8 +338,9 @@ fn search(req: &Req, v: &str) -> Response {
         }
         let hits = ranked(
             dataset::salesforce_docs(),
+            engine,
             &query,
-            false,
+            sort_as(engine, None),
             |i| {
                 let r = &records[i];
                 r.object_type == kind && conditions.iter().all(|c| compare(r, c))
@@ -348,15 +351,16 @@ fn search(req: &Req, v: &str) -> Response {
         if query.is_empty() {
             continue;
         }
-        out.extend(
-            hits.iter()
-                .skip(offset)
-                .take(limit)
-                .map(|(i, _)| record_json(&records[*i], &fields, v)),
-        );
+        for hit in hits.iter().skip(offset).take(limit) {
+            out.push(record_json(&records[hit.index], &fields, v));
+            returned.push(records[hit.index].url.as_str());
+        }
     }
     out.truncate(overall);
-    http::json(200, &json!({ "searchRecords": out }))
+    returned.truncate(overall);
+    let mut answer = http::json(200, &json!({ "searchRecords": out }));
+    http::note_returned(&mut answer, returned);
+    answer
 }
 
 fn attributes(kind: &str, id: &str, v: &str) -> Value {

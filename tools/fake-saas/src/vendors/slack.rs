@@ -4,11 +4,11 @@ use axum::http::Method;
 use axum::response::Response;
 use serde_json::{Value, json};
 
-use super::{auth, oauth, ranked};
+use super::{auth, note_page, oauth, ranked, sort_as};
 use crate::Shared;
 use crate::dataset::{self, SlackMessage};
 use crate::http::{self, Req};
-use crate::search::{Query, qualifier, split_words};
+use crate::search::{self, qualifier, split_words};
 use crate::time::{self, Range};
 use crate::tokens::{Auth, Vendor};
 
@@ -85,7 +85,8 @@ struct Filters {
     range: Range,
 }
 
-fn parse_query(q: &str) -> (Query, Filters) {
+/// Splits a query into Slack's modifiers and its free text.
+fn parse_query(q: &str) -> (String, Filters) {
     let mut f = Filters {
         channels: Vec::new(),
         users: Vec::new(),
@@ -145,7 +146,7 @@ fn parse_query(q: &str) -> (Query, Filters) {
             _ => {} // has:, is:, … ignored
         }
     }
-    (Query::parse(&text.join(" ")), f)
+    (text.join(" "), f)
 }
 
 fn keep(m: &SlackMessage, f: &Filters) -> bool {
@@ -176,12 +177,18 @@ fn search(req: &Req) -> Response {
         .unwrap_or(1)
         .clamp(1, 100);
     let ascending = req.body_or_query("sort_dir").as_deref() == Some("asc");
-    let (q, filters) = parse_query(&query);
+    let by_time = req.body_or_query("sort").as_deref() == Some("timestamp");
+    let (text, filters) = parse_query(&query);
+    let engine = search::declared("slack");
+    let Ok(q) = engine.parse(&text) else {
+        return fail(200, "invalid_arguments");
+    };
     let msgs = dataset::slack_messages();
     let hits = ranked(
         &dataset::docs().slack,
+        engine,
         &q,
-        ascending,
+        sort_as(engine, by_time.then_some(ascending)),
         |i| keep(&msgs[i], &filters),
         |i| msgs[i].unix,
     );
@@ -192,11 +199,11 @@ fn search(req: &Req) -> Response {
         .iter()
         .skip(start as usize)
         .take(count as usize)
-        .map(|(i, _)| match_json(&msgs[*i]))
+        .map(|hit| match_json(&msgs[hit.index]))
         .collect();
     let first = if total == 0 { 1 } else { start + 1 };
     let last = (start + count).min(total);
-    http::json(
+    let mut answer = http::json(
         200,
         &json!({
             "ok": true,
@@ -215,7 +222,10 @@ fn search(req: &Req) -> Response {
                 "matches": matches,
             },
         }),
-    )
+    );
+    let page_hits = hits.iter().skip(start as usize).take(count as usize);
+    note_page(&mut answer, msgs, page_hits);
+    answer
 }
 
 fn match_json(m: &SlackMessage) -> Value {

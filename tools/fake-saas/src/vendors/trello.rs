@@ -23,11 +23,11 @@ use axum::http::Method;
 use axum::response::Response;
 use serde_json::{Map, Value, json};
 
-use super::ranked;
+use super::{note_page, ranked, sort_as};
 use crate::Shared;
 use crate::dataset::{self, TrelloCard};
 use crate::http::{self, Req};
-use crate::search::{Query, qualifier, split_words};
+use crate::search::{self, Matching, qualifier, split_words};
 use crate::tokens::{Auth, Vendor};
 
 fn text(status: u16, body: &str) -> Response {
@@ -241,7 +241,17 @@ fn search(req: &Req) -> Response {
             None => words.push(w),
         }
     }
-    let q = Query::parse(&words.join(" "));
+    // "partial: When true, Trello searches for words that start with any of
+    // the words in your query" (the search reference).
+    let declared = search::declared("trello");
+    let partial_engine;
+    let engine = if partial {
+        partial_engine = declared.with_matching(Matching::Prefix, "partial=true");
+        &partial_engine
+    } else {
+        declared
+    };
+    let q = engine.parse(&words.join(" ")).unwrap_or_default();
     let cards = dataset::trello_cards();
     let keep = |c: &TrelloCard| {
         filters.iter().all(|(neg, name, value)| {
@@ -265,8 +275,9 @@ fn search(req: &Req) -> Response {
     };
     let hits = ranked(
         dataset::trello_docs(),
+        engine,
         &q,
-        false,
+        sort_as(engine, None),
         |i| keep(&cards[i]),
         |i| cards[i].updated_unix,
     );
@@ -275,7 +286,15 @@ fn search(req: &Req) -> Response {
         hits.iter()
             .skip(page * size)
             .take(size)
-            .map(|(i, _)| card_json(&cards[*i], &fields, with_board, with_list, with_members))
+            .map(|hit| {
+                card_json(
+                    &cards[hit.index],
+                    &fields,
+                    with_board,
+                    with_list,
+                    with_members,
+                )
+            })
             .collect()
     } else {
         Vec::new()
@@ -292,7 +311,11 @@ fn search(req: &Req) -> Response {
     if wants_cards {
         out["cards"] = json!(page_cards);
     }
-    http::json(200, &out)
+    let mut answer = http::json(200, &out);
+    if wants_cards && !q.is_empty() {
+        note_page(&mut answer, cards, hits.iter().skip(page * size).take(size));
+    }
+    answer
 }
 
 fn card_json(

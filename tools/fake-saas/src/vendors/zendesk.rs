@@ -10,11 +10,11 @@ use axum::http::Method;
 use axum::response::Response;
 use serde_json::{Value, json};
 
-use super::{auth, ranked};
+use super::{auth, note_page, ranked, sort_as};
 use crate::Shared;
 use crate::dataset::{self, ZENDESK_SUBDOMAIN, ZendeskTicket};
 use crate::http::{self, Req};
-use crate::search::{Query, qualifier, split_words};
+use crate::search::{self, Query, qualifier, split_words};
 use crate::time::{self, Range};
 use crate::tokens::Vendor;
 
@@ -143,7 +143,9 @@ fn parse_query(q: &str) -> Result<Search, String> {
             None => words.push(w),
         }
     }
-    s.terms = Query::parse(&words.join(" "));
+    s.terms = search::declared("zendesk")
+        .parse(&words.join(" "))
+        .map_err(|e| format!("{e:?}"))?;
     Ok(s)
 }
 
@@ -157,8 +159,15 @@ fn keep(s: &Search, t: &ZendeskTicket) -> bool {
             "priority" => t.priority == *value,
             "ticket_type" => t.ticket_type == *value,
             "tags" | "tag" => t.tags.iter().any(|x| x == value),
-            "subject" => Query::parse(value).matches_text(&t.subject),
-            "description" => Query::parse(value).matches_text(&t.description),
+            "subject" | "description" => {
+                let engine = search::declared("zendesk");
+                let text = if name == "subject" {
+                    &t.subject
+                } else {
+                    &t.description
+                };
+                engine.matches_text(&engine.parse(value).unwrap_or_default(), text)
+            }
             "requester" => {
                 t.requester_email.to_lowercase().contains(value.as_str())
                     || t.requester_name.to_lowercase().contains(value.as_str())
@@ -213,12 +222,15 @@ fn search(req: &Req) -> Response {
         );
     }
     let ascending = req.param("sort_order").as_deref() == Some("asc");
-    let by_created = req.param("sort_by").as_deref() == Some("created_at");
+    let sort_by = req.param("sort_by").filter(|s| !s.is_empty());
+    let by_created = sort_by.as_deref() == Some("created_at");
     let tickets = dataset::zendesk_tickets();
+    let engine = search::declared("zendesk");
     let hits = ranked(
         dataset::zendesk_docs(),
+        engine,
         &parsed.terms,
-        ascending,
+        sort_as(engine, sort_by.is_some().then_some(ascending)),
         |i| keep(&parsed, &tickets[i]),
         |i| {
             if by_created {
@@ -233,8 +245,8 @@ fn search(req: &Req) -> Response {
         .iter()
         .skip(start)
         .take(per_page)
-        .map(|(i, _)| {
-            let mut t = ticket_json(&tickets[*i]);
+        .map(|hit| {
+            let mut t = ticket_json(&tickets[hit.index]);
             t["result_type"] = json!("ticket");
             t
         })
@@ -251,7 +263,7 @@ fn search(req: &Req) -> Response {
     };
     let next = (start + per_page < hits.len()).then(|| page_url(page + 1));
     let previous = (page > 1).then(|| page_url(page - 1));
-    http::json(
+    let mut answer = http::json(
         200,
         &json!({
             "results": results,
@@ -260,7 +272,9 @@ fn search(req: &Req) -> Response {
             "previous_page": previous,
             "count": hits.len(),
         }),
-    )
+    );
+    note_page(&mut answer, tickets, hits.iter().skip(start).take(per_page));
+    answer
 }
 
 fn ticket_json(t: &ZendeskTicket) -> Value {
@@ -324,7 +338,12 @@ mod tests {
             parse_query("type:ticket refund currency updated>2025-07-31T23:59:59Z -status:open")
                 .unwrap();
         assert!(!s.other_type);
-        assert_eq!(s.terms, Query::parse("refund currency"));
+        assert_eq!(
+            s.terms,
+            search::declared("zendesk")
+                .parse("refund currency")
+                .unwrap()
+        );
         assert_eq!(
             s.updated.lo,
             time::parse("2025-07-31T23:59:59Z").unwrap().end
