@@ -27,6 +27,10 @@ const SDK_SOURCES: &[(&str, &str)] = &[
         include_str!("../../../plugins/sdk/src/atlassian.rs"),
     ),
     (
+        "src/common_words.txt",
+        include_str!("../../../plugins/sdk/src/common_words.txt"),
+    ),
+    (
         "src/http.rs",
         include_str!("../../../plugins/sdk/src/http.rs"),
     ),
@@ -45,6 +49,10 @@ const SDK_SOURCES: &[(&str, &str)] = &[
     (
         "src/page.rs",
         include_str!("../../../plugins/sdk/src/page.rs"),
+    ),
+    (
+        "src/plan.rs",
+        include_str!("../../../plugins/sdk/src/plan.rs"),
     ),
     (
         "src/testing.rs",

@@ -2,85 +2,109 @@
 //! (`GET /api/1.0/workspaces/{gid}/tasks/search?text=...`), the workspace
 //! being the connection's `workspace` setting.
 //!
-//! Task search has no cursor: results come newest first by `modified_at`,
-//! and the next page is asked with `modified_at.before` set to the last
-//! task's time; an empty page ends it (a short one may come from a cap).
-//! The time range is `modified_at.after`/`.before`. Search is an Asana
-//! Premium feature (402 otherwise): then the workspace's typeahead, which
-//! matches task names, answers instead. `opt_fields` asks for what becomes
-//! the document; citations are the tasks' `permalink_url`.
+//! Task search needs every word of its `text` (no phrases, no `OR`): the
+//! connector sends a few narrower searches in one batch (the most specific
+//! terms, two by two), each ranked by relevance, and merges them. Asana
+//! limits search to 60 calls a minute, which bounds how many one question
+//! may cost. Task search has no pagination; the time range is
+//! `modified_at.after`/`.before`. Search is an Asana Premium feature (402
+//! otherwise): then the workspace's typeahead, which matches task names and
+//! answers only with their names, finds the tasks, and each is read in full
+//! (`GET /tasks/{gid}`, together in one batch). `opt_fields` asks for what
+//! becomes the document; citations are the tasks' `permalink_url`.
 
-use quarry_connector_sdk::page::Page;
+use quarry_connector_sdk::plan::{Term, merge, narrower, terms_by_specificity, written};
 use quarry_connector_sdk::prelude::*;
 use quarry_connector_sdk::time::{from_unix, to_unix};
 
-const OPT_FIELDS: &str = "name,notes,permalink_url,created_at,modified_at,completed,completed_at,due_on,assignee.name,created_by.name,projects.name";
-const MAX_PAGES: usize = 3;
+const API: &str = "https://app.asana.com/api/1.0";
+/// What a task becomes a document with: values of `opt_fields` that task
+/// search and `GET /tasks/{gid}` both accept.
+const OPT_FIELDS: &str = "name,notes,permalink_url,created_at,modified_at,completed,completed_at,due_on,assignee.name,created_by,projects.name";
+/// Searches one question may cost: Asana allows 60 search calls a minute.
+const MAX_QUERIES: usize = 2;
+/// Tasks read in full after a typeahead (one fetch each).
+const MAX_READS: usize = 10;
 
 struct Asana;
 
 impl Connector for Asana {
     fn search(request: SearchRequest) -> Result<Vec<Document>, SearchError> {
         let workspace = workspace(request.required_setting("workspace")?)?;
-        let base = format!("https://app.asana.com/api/1.0/workspaces/{workspace}");
-        let text = search_text(&request);
+        let base = format!("{API}/workspaces/{workspace}");
         let want = request.max_results.clamp(1, 100) as usize;
-        let since = request.since.as_deref().and_then(to_unix);
-        let until = request.until.as_deref().and_then(to_unix);
-        let mut premium = true;
-        let tasks = collect_pages(want, MAX_PAGES, |before: Option<String>| {
-            let mut url = Url::new(format!("{base}/tasks/search"))
-                .param("text", &text)
-                .param("opt_fields", OPT_FIELDS)
-                .param("sort_by", "modified_at")
-                .param("sort_ascending", "false")
-                .param("limit", want)
-                .param_opt("modified_at.after", since.map(|s| from_unix(s - 1)));
-            // The page's upper bound: the last task seen, else the range's.
-            match before {
-                Some(b) => url = url.param("modified_at.before", b),
-                None => url = url.param_opt("modified_at.before", until.map(|u| from_unix(u + 1))),
-            }
-            let response = Request::get(url.build()).send()?;
-            if response.status == 402 && premium {
-                premium = false;
-                return Ok(Page {
-                    items: Vec::new(),
-                    next: None,
-                });
-            }
-            let body: Value = check(response)?.json()?;
-            let items = body.array_at("/data").to_vec();
-            let next = items
-                .last()
-                .and_then(|t| t.str_at("/modified_at"))
-                .map(String::from);
-            Ok(Page { items, next })
-        })?;
+        let texts = texts(&request);
+        let searches = texts
+            .iter()
+            .map(|text| Request::get(search_url(&base, text, want, &request)))
+            .collect();
+        let answers = send_all(searches);
+        let premium = !answers
+            .iter()
+            .any(|a| matches!(a, Ok(r) if r.status == 402));
         let tasks = if premium {
-            tasks
-        } else {
-            // Not a Premium workspace: typeahead, by name.
-            let url = Url::new(format!("{base}/typeahead"))
-                .param("resource_type", "task")
-                .param("query", &text)
-                .param("count", want)
-                .param("opt_fields", OPT_FIELDS)
-                .build();
-            let body: Value = check(Request::get(url).send()?)?.json()?;
-            body.array_at("/data").to_vec()
-        };
-        let mut documents: Vec<Document> = Vec::new();
-        for doc in tasks.iter().filter_map(to_document) {
-            if request.in_time_range(doc.updated_at.as_deref())
-                && !documents.iter().any(|d| d.id == doc.id)
-            {
-                documents.push(doc);
+            let mut found = Vec::new();
+            for answer in answers {
+                let body: Value = check(answer?)?.json()?;
+                found.push(body.array_at("/data").to_vec());
             }
-        }
-        documents.truncate(want);
-        Ok(documents)
+            merge(found, |task| task.string_at("/gid"), want)
+        } else {
+            typeahead(&base, &texts[0], want.min(MAX_READS))?
+        };
+        Ok(tasks
+            .iter()
+            .filter_map(to_document)
+            .filter(|doc| request.in_time_range(doc.updated_at.as_deref()))
+            .collect())
     }
+}
+
+/// One task search: `text`, the best matches first, within the time range.
+fn search_url(base: &str, text: &str, want: usize, request: &SearchRequest) -> String {
+    let since = request.since.as_deref().and_then(to_unix);
+    let until = request.until.as_deref().and_then(to_unix);
+    Url::new(format!("{base}/tasks/search"))
+        .param("text", text)
+        .param("opt_fields", OPT_FIELDS)
+        .param("sort_by", "relevance")
+        .param("limit", want)
+        .param_opt("modified_at.after", since.map(|s| from_unix(s - 1)))
+        .param_opt("modified_at.before", until.map(|u| from_unix(u + 1)))
+        .build()
+}
+
+/// Not a Premium workspace: the typeahead finds tasks by name (it answers
+/// with names alone), then each is read in full, all in one batch.
+fn typeahead(base: &str, text: &str, count: usize) -> Result<Vec<Value>, SearchError> {
+    let url = Url::new(format!("{base}/typeahead"))
+        .param("resource_type", "task")
+        .param("query", text)
+        .param("count", count)
+        .param("opt_fields", "name")
+        .build();
+    let body: Value = check(Request::get(url).send()?)?.json()?;
+    let reads = body
+        .array_at("/data")
+        .iter()
+        .filter_map(|task| task.str_at("/gid"))
+        .map(|gid| {
+            let url = Url::new(format!(
+                "{API}/tasks/{}",
+                quarry_connector_sdk::url::segment(gid)
+            ))
+            .param("opt_fields", OPT_FIELDS)
+            .build();
+            Request::get(url)
+        })
+        .collect();
+    send_all(reads)
+        .into_iter()
+        .map(|answer| {
+            let body: Value = check(answer?)?.json()?;
+            Ok(body.get("data").cloned().unwrap_or(Value::Null))
+        })
+        .collect()
 }
 
 /// A workspace gid: digits only.
@@ -95,24 +119,22 @@ fn workspace(setting: &str) -> Result<String, SearchError> {
     }
 }
 
-/// The words of the question (Asana's search has no phrase syntax).
-fn search_text(request: &SearchRequest) -> String {
-    let mut words: Vec<&str> = Vec::new();
-    for w in request
-        .phrases
+/// The `text` of each search: narrower sets of the most specific terms
+/// (Asana's search has no phrase syntax: a phrase is its words), or the
+/// question as typed when it has none.
+fn texts(request: &SearchRequest) -> Vec<String> {
+    let terms: Vec<Term> = terms_by_specificity(request)
+        .into_iter()
+        .map(|term| Term::word(&term.text.replace('"', "")))
+        .collect();
+    let texts: Vec<String> = narrower(&terms, MAX_QUERIES)
         .iter()
-        .chain(&request.terms)
-        .flat_map(|p| p.split_whitespace())
-    {
-        if !words.iter().any(|x| x.eq_ignore_ascii_case(w)) {
-            words.push(w);
-        }
-    }
-    let text = words.join(" ").replace('"', "");
-    if text.trim().is_empty() {
-        request.query.clone()
+        .map(|query| written(query, " "))
+        .collect();
+    if texts.is_empty() {
+        vec![request.query.clone()]
     } else {
-        text
+        texts
     }
 }
 
@@ -176,6 +198,6 @@ mod tests {
         assert_eq!(workspace(" 1201994848293001 ").unwrap(), "1201994848293001");
         assert!(workspace("12/../x").is_err());
         let request = SearchRequest::new("q", &["apple", "pay", "launch"], &["apple pay"]);
-        assert_eq!(search_text(&request), "apple pay launch");
+        assert_eq!(texts(&request), ["apple pay launch", "apple pay"]);
     }
 }

@@ -184,7 +184,7 @@ mod tests {
         r.until = Some("2026-06-30T12:00:00Z".into());
         assert_eq!(
             cql(&r),
-            "siteSearch ~ \"\\\"load balancer\\\" checkout 502 DROP\" AND type in (page, blogpost) \
+            "siteSearch ~ \"\\\"load balancer\\\" OR checkout OR 502DROP\" AND type in (page, blogpost) \
              AND lastmodified >= \"2026-05-31 00:00\" AND lastmodified <= \"2026-07-01 12:00\""
         );
     }

@@ -1,55 +1,72 @@
 //! GitHub: issues and pull requests, through the search API.
 //!
-//! `GET https://api.github.com/search/issues?q=...` with the user's terms
-//! (any of them, `OR`), the connection's scope qualifier (`repo:acme/shop`
+//! `GET https://api.github.com/search/issues?q=...`, twice in one batch:
+//! once with `is:issue` and once with `is:pull-request`, since GitHub
+//! answers 422 to a GitHub App user token's search that asks for neither
+//! (and it cannot ask for both). Each `q` holds the question's most
+//! specific terms joined by `OR` (GitHub allows at most five operators,
+//! so at most six terms), the connection's scope qualifier (`repo:acme/shop`
 //! or `org:acme`: without one, GitHub would search all of public GitHub)
-//! and the time range as `updated:` qualifiers.
+//! and the time range as `updated:` qualifiers. No `sort`: GitHub then
+//! answers its best matches first.
 
-use quarry_connector_sdk::page::Page;
+use quarry_connector_sdk::plan::{Term, any_of, merge, terms_by_specificity};
 use quarry_connector_sdk::prelude::*;
 use quarry_connector_sdk::time::date_part;
 
 const API: &str = "https://api.github.com/search/issues";
-const MAX_PAGES: usize = 3;
+/// The REST API version the requests are written for.
+const API_VERSION: &str = "2022-11-28";
+/// "The query can't have more than five AND, OR, or NOT operators."
+const MAX_OPERATORS: usize = 5;
+/// What a search asks GitHub for: its issues, then its pull requests.
+const KINDS: [&str; 2] = ["is:issue", "is:pull-request"];
 
 struct GitHub;
 
 impl Connector for GitHub {
     fn search(request: SearchRequest) -> Result<Vec<Document>, SearchError> {
-        let q = search_query(&request)?;
         let want = request.max_results.clamp(1, 300) as usize;
         let per_page = want.min(100);
-        let items = collect_pages(want, MAX_PAGES, |page: Option<u32>| {
-            let page = page.unwrap_or(1);
-            let url = Url::new(API)
-                .param("q", &q)
-                .param("sort", "updated")
-                .param("order", "desc")
-                .param("per_page", per_page)
-                .param("page", page)
-                .param("advanced_search", "true")
-                .build();
-            let response = Request::get(url)
-                .header("accept", "application/vnd.github+json")
-                .header("x-github-api-version", "2022-11-28")
-                .send()?;
-            let response = check(response)?;
-            let more = response.header("link").is_some_and(has_next_link);
-            let body: Value = response.json()?;
-            Ok(Page {
-                items: body.array_at("/items").to_vec(),
-                next: more.then_some(page + 1),
-            })
-        })?;
+        let searches = KINDS
+            .iter()
+            .map(|kind| search_query(&request, kind).map(|q| page_request(&q, per_page)))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut answers = Vec::new();
+        for response in send_all(searches) {
+            let body: Value = check(response?)?.json()?;
+            answers.push(body.array_at("/items").to_vec());
+        }
+        let items = merge(answers, |item| item.string_at("/html_url"), want);
         Ok(items.iter().filter_map(to_document).collect())
     }
 }
 
-/// `q` for GitHub: `(terms joined by OR) scope is:issue|pr updated:>=...`.
-fn search_query(request: &SearchRequest) -> Result<String, SearchError> {
+fn page_request(q: &str, per_page: usize) -> Request {
+    let url = Url::new(API)
+        .param("q", q)
+        .param("per_page", per_page)
+        .param("advanced_search", "true")
+        .build();
+    Request::get(url)
+        .header("accept", "application/vnd.github+json")
+        .header("x-github-api-version", API_VERSION)
+}
+
+/// `q` for GitHub: `(t1 OR t2 ...) scope kind updated:>=...`, at most six
+/// terms, the most specific first.
+fn search_query(request: &SearchRequest, kind: &str) -> Result<String, SearchError> {
     let scope = request.required_setting("scope")?;
-    let q = request.keywords_or_query(" OR ");
-    let mut parts = vec![q, scope.to_string()];
+    let terms = terms_by_specificity(request);
+    let words = any_of(&terms, " OR ", MAX_OPERATORS + 1, Term::quoted);
+    let mut parts = Vec::new();
+    match terms.len() {
+        0 => parts.push(request.query.clone()),
+        1 => parts.push(words),
+        _ => parts.push(format!("({words})")),
+    }
+    parts.push(scope.to_string());
+    parts.push(kind.to_string());
     if let Some(since) = &request.since {
         parts.push(format!("updated:>={}", date_part(since)));
     }
@@ -57,13 +74,6 @@ fn search_query(request: &SearchRequest) -> Result<String, SearchError> {
         parts.push(format!("updated:<={}", date_part(until)));
     }
     Ok(parts.join(" "))
-}
-
-/// Whether a `Link` header has a `rel="next"` entry: GitHub's way of saying
-/// there is another page.
-fn has_next_link(link: &str) -> bool {
-    link.split(',')
-        .any(|part| part.split(';').skip(1).any(|p| p.trim() == "rel=\"next\""))
 }
 
 /// GitHub answers a spent rate limit with 403 (primary) or 429 (secondary).
@@ -113,15 +123,6 @@ quarry_connector_sdk::export!(GitHub);
 mod tests {
     use super::*;
     use quarry_connector_sdk::testing::with_upstream;
-
-    #[test]
-    fn finds_the_next_page_in_link_headers() {
-        let link = r#"<https://api.github.com/search/issues?q=a&page=2>; rel="next", <https://api.github.com/search/issues?q=a&page=5>; rel="last""#;
-        assert!(has_next_link(link));
-        assert!(!has_next_link(
-            r#"<https://api.github.com/search/issues?q=a&page=1>; rel="prev""#
-        ));
-    }
 
     #[test]
     fn maps_the_documented_item_shape() {
@@ -185,18 +186,17 @@ mod tests {
     }
 
     #[test]
-    fn search_asks_within_the_scope_and_follows_the_next_link() {
+    fn issues_and_pull_requests_are_asked_for_apart_in_one_batch() {
         let (documents, sent) = with_upstream(
             |request| {
-                let next = r#"<https://api.github.com/search/issues?page=2>; rel="next""#;
-                Ok(match request.param("page").as_deref() {
-                    Some("1") => Response::for_test(
-                        200,
-                        &[("Link", next)],
-                        json!({ "items": [item(1)] }).to_string(),
-                    ),
-                    _ => Response::for_test(200, &[], json!({ "items": [item(2)] }).to_string()),
-                })
+                let q = request.param("q").unwrap_or_default();
+                let number = if q.contains("is:issue") { 1 } else { 2 };
+                Ok(Response::for_test(
+                    200,
+                    &[],
+                    json!({ "total_count": 1, "incomplete_results": false, "items": [item(number)] })
+                        .to_string(),
+                ))
             },
             || GitHub::search(request()),
         );
@@ -206,10 +206,38 @@ mod tests {
         assert_eq!(sent[0].without_query(), API);
         assert_eq!(
             sent[0].param("q").as_deref(),
-            Some("checkout OR timeout repo:acme/shop")
+            Some("(checkout OR timeout) repo:acme/shop is:issue")
         );
+        assert_eq!(
+            sent[1].param("q").as_deref(),
+            Some("(checkout OR timeout) repo:acme/shop is:pull-request")
+        );
+        assert_eq!(sent[0].param("sort"), None, "best match first");
         assert_eq!(sent[0].header("x-github-api-version"), Some("2022-11-28"));
-        assert_eq!(sent[1].param("page").as_deref(), Some("2"));
+    }
+
+    #[test]
+    fn at_most_six_terms_the_most_specific_first() {
+        let request = SearchRequest::new(
+            "x",
+            &[
+                "which",
+                "famous",
+                "airlines",
+                "use",
+                "boeing",
+                "747",
+                "planes",
+                "currently",
+                "today",
+            ],
+            &[],
+        )
+        .with_setting("scope", "org:acme");
+        let q = search_query(&request, "is:issue").unwrap();
+        assert_eq!(q.matches(" OR ").count(), MAX_OPERATORS, "{q}");
+        assert!(q.contains("boeing") && q.contains("airlines"), "{q}");
+        assert!(!q.contains("which") && !q.contains(" use "), "{q}");
     }
 
     #[test]
@@ -225,7 +253,7 @@ mod tests {
             || GitHub::search(request()),
         );
         assert!(matches!(result, Err(SearchError::Unauthorized(m)) if m == "Bad credentials"));
-        assert_eq!(sent.len(), 1, "no second page after a refusal");
+        assert_eq!(sent.len(), 2, "both searches went out together");
         // Without its scope setting, nothing is sent.
         let (result, sent) = with_upstream(
             |_| panic!("nothing should be sent"),

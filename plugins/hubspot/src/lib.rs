@@ -1,8 +1,15 @@
-//! HubSpot CRM: tickets, deals, companies and contacts, through CRM search
+//! HubSpot CRM: deals, companies and contacts, through CRM search
 //! (`POST /crm/v3/objects/{object}/search`, one object type per call; the
-//! manifest admits POST on those four routes only).
+//! manifest admits POST on those three routes only). Not tickets: HubSpot's
+//! only scope that lets ticket search answers (`tickets`) also grants
+//! writing them, and this connector asks for read-only scopes alone.
 //!
-//! Each object type is searched once with the user's words (`query`) and
+//! HubSpot's `query` matches records whose searchable properties contain
+//! its words, all of them; a CRM record holds few words, so the query is
+//! the question's most specific term. The search endpoints allow 4 calls a
+//! second per token, which the three types' first pages stay within.
+//!
+//! Each object type is searched once with that term (`query`) and
 //! the time range as filters on its last-modified property; while fewer
 //! than `max_results` records came back, the types that have more are
 //! paged (`paging.next.after`). The first pages go out in one batch, with
@@ -11,6 +18,7 @@
 //! the HubSpot app (`https://app.hubspot.com/contacts/{portal}/record/{type}/{id}`),
 //! with the portal id and UI domain from `account-info`.
 
+use quarry_connector_sdk::plan::terms_by_specificity;
 use quarry_connector_sdk::prelude::*;
 use quarry_connector_sdk::text::join_non_empty;
 use quarry_connector_sdk::time::to_unix;
@@ -28,20 +36,7 @@ struct Object {
     properties: &'static [&'static str],
 }
 
-const OBJECTS: [Object; 4] = [
-    Object {
-        name: "tickets",
-        type_id: "0-5",
-        modified: "hs_lastmodifieddate",
-        properties: &[
-            "subject",
-            "content",
-            "hs_pipeline_stage",
-            "hs_ticket_priority",
-            "createdate",
-            "hs_lastmodifieddate",
-        ],
-    },
+const OBJECTS: [Object; 3] = [
     Object {
         name: "deals",
         type_id: "0-3",
@@ -207,8 +202,9 @@ fn read_page(response: Response) -> Result<(Vec<Value>, Option<String>), SearchE
     Ok((response.array_at("/results").to_vec(), next))
 }
 
-/// `{query, filterGroups, properties, limit, after}`: the words as HubSpot's
-/// free-text `query`, the time range as one filter group on the type's
+/// `{query, filterGroups, properties, limit, sorts, after}` (all but
+/// `query` required by HubSpot's description): the most specific term as
+/// the free-text `query`, the time range as one filter group on the type's
 /// last-modified property (milliseconds).
 fn search_body(
     object: &Object,
@@ -216,7 +212,9 @@ fn search_body(
     limit: usize,
     after: Option<String>,
 ) -> Value {
-    let query = request.keywords_or_query(" ");
+    let query = terms_by_specificity(request)
+        .first()
+        .map_or_else(|| request.query.clone(), |term| term.text.replace('"', ""));
     let mut filters = Vec::new();
     if let Some(since) = request.since.as_deref().and_then(to_unix) {
         filters.push(json!({"propertyName": object.modified, "operator": "GTE", "value": (since * 1000).to_string()}));
@@ -224,18 +222,20 @@ fn search_body(
     if let Some(until) = request.until.as_deref().and_then(to_unix) {
         filters.push(json!({"propertyName": object.modified, "operator": "LTE", "value": (until * 1000 + 999).to_string()}));
     }
-    let mut body = json!({
+    let groups = if filters.is_empty() {
+        json!([])
+    } else {
+        json!([{ "filters": filters }])
+    };
+    json!({
         "query": query,
+        "filterGroups": groups,
         "properties": object.properties,
         "limit": limit.clamp(1, 100),
-    });
-    if !filters.is_empty() {
-        body["filterGroups"] = json!([{ "filters": filters }]);
-    }
-    if let Some(after) = after {
-        body["after"] = json!(after);
-    }
-    body
+        "sorts": [],
+        // The first page starts at the first record.
+        "after": after.unwrap_or_else(|| "0".to_string()),
+    })
 }
 
 fn to_document(object: &Object, record: &Value, portal: i64, ui_domain: &str) -> Option<Document> {
@@ -246,7 +246,6 @@ fn to_document(object: &Object, record: &Value, portal: i64, ui_domain: &str) ->
             .unwrap_or_default()
     };
     let (title, content) = match object.name {
-        "tickets" => (p("subject").to_string(), p("content").to_string()),
         "deals" => (
             p("dealname").to_string(),
             join_non_empty(
@@ -324,19 +323,12 @@ mod tests {
 
     #[test]
     fn maps_each_object_type() {
-        let ticket: Value = serde_json::from_str(r#"{"id":"5120034","properties":{"subject":"Bluebird Café: double charge","content":"Escalated as ACME-112.","hs_pipeline_stage":"4","createdate":"2025-03-11T10:00:00.000Z","hs_lastmodifieddate":"2025-03-15T12:00:00.000Z","hs_object_id":"5120034"},"createdAt":"2025-03-11T10:00:00.000Z","updatedAt":"2025-03-15T12:00:00.000Z","archived":false}"#).unwrap();
-        let doc = to_document(&OBJECTS[0], &ticket, 24681357, "app.hubspot.com").unwrap();
-        assert_eq!(
-            doc.url,
-            "https://app.hubspot.com/contacts/24681357/record/0-5/5120034"
+        assert!(
+            OBJECTS.iter().all(|o| o.name != "tickets"),
+            "no read-only scope reaches tickets"
         );
-        assert_eq!(doc.title, "Bluebird Café: double charge");
-        assert_eq!(doc.content, "Escalated as ACME-112.");
-        assert_eq!(doc.updated_at.as_deref(), Some("2025-03-15T12:00:00Z"));
-        assert!(doc.metadata.contains("\"object\":\"tickets\""));
-
         let deal: Value = serde_json::from_str(r#"{"id":"9001","properties":{"dealname":"Northwind - marketplace","description":"Seller onboarding.","dealstage":"contractsent","amount":"12000"},"createdAt":"2026-06-02T09:00:00Z","updatedAt":"2026-06-10T09:00:00Z"}"#).unwrap();
-        let doc = to_document(&OBJECTS[1], &deal, 1, "app-eu1.hubspot.com").unwrap();
+        let doc = to_document(&OBJECTS[0], &deal, 1, "app-eu1.hubspot.com").unwrap();
         assert_eq!(
             doc.url,
             "https://app-eu1.hubspot.com/contacts/1/record/0-3/9001"
@@ -347,7 +339,7 @@ mod tests {
         );
 
         let contact: Value = serde_json::from_str(r#"{"id":"51","properties":{"firstname":"Dana","lastname":"Whitfield","email":"dana@bluebird-cafe.example","jobtitle":"Owner","company":"Bluebird Café Group","lastmodifieddate":"2025-01-02T00:00:00Z"}}"#).unwrap();
-        let doc = to_document(&OBJECTS[3], &contact, 1, "app.hubspot.com").unwrap();
+        let doc = to_document(&OBJECTS[2], &contact, 1, "app.hubspot.com").unwrap();
         assert_eq!(doc.title, "Dana Whitfield");
         assert_eq!(
             doc.content,
@@ -360,7 +352,7 @@ mod tests {
     fn builds_the_search_body() {
         let request =
             SearchRequest::new("x", &["refund"], &[]).between(Some("2025-08-01T00:00:00Z"), None);
-        let body = search_body(&OBJECTS[3], &request, 5, Some("10".into()));
+        let body = search_body(&OBJECTS[2], &request, 5, Some("10".into()));
         assert_eq!(
             body,
             json!({
@@ -368,8 +360,18 @@ mod tests {
                 "properties": ["firstname", "lastname", "email", "jobtitle", "company", "createdate", "lastmodifieddate"],
                 "limit": 5,
                 "filterGroups": [{"filters": [{"propertyName": "lastmodifieddate", "operator": "GTE", "value": "1754006400000"}]}],
+                "sorts": [],
                 "after": "10",
             })
         );
+        // The first page: every key HubSpot requires, an empty filter list.
+        let body = search_body(
+            &OBJECTS[0],
+            &SearchRequest::new("x", &["refund"], &[]),
+            5,
+            None,
+        );
+        assert_eq!(body["after"], "0");
+        assert_eq!(body["filterGroups"], json!([]));
     }
 }

@@ -4,20 +4,25 @@
 //! fix) are part of the text.
 //!
 //! The question becomes an `OR` of `~` (contains) filters on the first
-//! message (`source.body`) and the `title`, one per word (Intercom allows 15
-//! filters in a group), `AND`ed with `updated_at` bounds (Unix seconds,
-//! strict `>`/`<`). Pages follow `pages.next.starting_after`. Citations are
-//! the inbox's conversation pages; the workspace id in them comes from the
-//! `workspace_id` setting, else from `GET /me` (sent with the first page).
+//! message's body and subject (`source.body`, `source.subject`: searchable
+//! fields of a conversation), two per word (Intercom allows 15 filters in a
+//! group), `AND`ed with a group of `updated_at` bounds (Unix seconds,
+//! strict `>`/`<`; from 2.13 a group holds either filters or groups, not
+//! both). The search has no order to ask for (its request has no `sort`),
+//! so one page of the most Intercom gives (150) is sorted by last update
+//! and the newest are read in full. Citations are the inbox's conversation
+//! pages; the workspace id in them comes from the `workspace_id` setting,
+//! else from `GET /me` (sent with the search).
 
-use quarry_connector_sdk::page::Page;
+use quarry_connector_sdk::plan::terms_by_specificity;
 use quarry_connector_sdk::prelude::*;
 use quarry_connector_sdk::text::{html_to_text, join_non_empty, truncate};
 use quarry_connector_sdk::time::{from_unix, to_unix};
 
 const API: &str = "https://api.intercom.io";
 const VERSION: &str = "2.13";
-const MAX_PAGES: usize = 3;
+/// The most conversations one page of the search holds.
+const PAGE_SIZE: usize = 150;
 /// Conversations read in full (one fetch each).
 const MAX_BODIES: usize = 8;
 /// Words searched: two filters each, at most 15 filters in a group.
@@ -28,15 +33,12 @@ struct Intercom;
 impl Connector for Intercom {
     fn search(request: SearchRequest) -> Result<Vec<Document>, SearchError> {
         let query = search_query(&request);
-        let want = request.max_results.clamp(1, 150) as usize;
-        let (app, mut first) = app_and_first_page(&request, search_page(&query, want, None))?;
-        let conversations = collect_pages(want, MAX_PAGES, |cursor: Option<String>| {
-            let response = match first.take() {
-                Some(answer) => check(answer?)?,
-                None => intercom(search_page(&query, want, cursor))?,
-            };
-            read_page(response)
-        })?;
+        let want = request.max_results.clamp(1, PAGE_SIZE as u32) as usize;
+        let (app, answer) = app_and_search(&request, search_page(&query))?;
+        let mut conversations = read_page(check(answer?)?)?;
+        // The newest first: the search itself has no order to ask for.
+        conversations.sort_by_key(|c| std::cmp::Reverse(c.i64_at("/updated_at").unwrap_or(0)));
+        conversations.truncate(want);
         let mut picked: Vec<(usize, &Value)> = Vec::new();
         let mut seen = std::collections::BTreeSet::new();
         for (i, conversation) in conversations.iter().enumerate() {
@@ -79,42 +81,28 @@ impl Connector for Intercom {
     }
 }
 
-fn intercom(request: Request) -> Result<Response, SearchError> {
-    check(versioned(request).send()?)
-}
-
 /// Every request names the API version whose shapes this code reads.
 fn versioned(request: Request) -> Request {
     request.header("intercom-version", VERSION)
 }
 
-/// One page of the conversation search.
-fn search_page(query: &Value, want: usize, cursor: Option<String>) -> Request {
-    let mut pagination = json!({ "per_page": want });
-    if let Some(c) = cursor {
-        pagination["starting_after"] = json!(c);
-    }
+/// The conversation search: its first page, as large as Intercom allows.
+fn search_page(query: &Value) -> Request {
     let body = json!({
         "query": query,
-        "pagination": pagination,
-        "sort": { "field": "updated_at", "order": "descending" },
+        "pagination": { "per_page": PAGE_SIZE },
     });
-    Request::post(format!("{API}/conversations/search")).json(&body)
+    versioned(Request::post(format!("{API}/conversations/search")).json(&body))
 }
 
-fn read_page(response: Response) -> Result<Page<Value, String>, SearchError> {
+fn read_page(response: Response) -> Result<Vec<Value>, SearchError> {
     let response: Value = response.json()?;
     if response.get("conversations").is_none() {
         return Err(SearchError::InvalidResponse(
             "the search response has no conversations".into(),
         ));
     }
-    Ok(Page {
-        items: response.array_at("/conversations").to_vec(),
-        next: response
-            .str_at("/pages/next/starting_after")
-            .map(String::from),
-    })
+    Ok(response.array_at("/conversations").to_vec())
 }
 
 /// Intercom's errors are `{"type": "error.list", "errors": [{"code", "message"}]}`.
@@ -147,24 +135,25 @@ fn workspace(setting: &str) -> Result<String, SearchError> {
 
 type Answer = Result<Response, SearchError>;
 
-/// The workspace id for citations: the connection's setting, else the
-/// token's (`GET /me`). `/me` does not depend on the search, so it goes out
-/// in one batch with the search's `first` page, whose answer is returned
-/// (checked after `/me`'s, as when they went one after the other).
-fn app_and_first_page(
+/// The workspace id for citations (the connection's setting, else the
+/// token's, `GET /me`) and the search's answer. `/me` does not depend on
+/// the search, so both go out in one batch (`/me`'s answer checked first,
+/// as when they went one after the other).
+fn app_and_search(
     request: &SearchRequest,
-    first: Request,
-) -> Result<(String, Option<Answer>), SearchError> {
+    search: Request,
+) -> Result<(String, Answer), SearchError> {
     if let Some(w) = request
         .setting("workspace_id")
         .filter(|w| !w.trim().is_empty())
     {
-        return Ok((workspace(w)?, None));
+        return Ok((workspace(w)?, search.send()));
     }
     let me = versioned(Request::get(format!("{API}/me")));
-    let mut answers = send_all(vec![me, versioned(first)]).into_iter();
+    let mut answers = send_all(vec![me, search]).into_iter();
     let me = answers.next().expect("one answer per request")?;
-    Ok((workspace_of_token(check(me)?)?, answers.next()))
+    let search = answers.next().expect("one answer per request");
+    Ok((workspace_of_token(check(me)?)?, search))
 }
 
 /// The workspace the token belongs to, from `/me`.
@@ -175,19 +164,14 @@ fn workspace_of_token(me: Response) -> Result<String, SearchError> {
         .ok_or_else(|| SearchError::InvalidResponse("/me has no app.id_code".into()))
 }
 
-/// The words to look for: phrases first, then terms, at most [`MAX_WORDS`].
+/// The words to look for: phrases first, then the most specific terms, at
+/// most [`MAX_WORDS`].
 fn words(request: &SearchRequest) -> Vec<String> {
-    let mut words: Vec<String> = request
-        .phrases
-        .iter()
-        .map(|p| p.replace('"', "").trim().to_string())
-        .filter(|p| !p.is_empty())
+    let mut words: Vec<String> = terms_by_specificity(request)
+        .into_iter()
+        .map(|term| term.text.replace('"', "").trim().to_string())
+        .filter(|word| !word.is_empty())
         .collect();
-    for t in &request.terms {
-        if !words.iter().any(|w| w.contains(t.as_str())) {
-            words.push(t.clone());
-        }
-    }
     if words.is_empty() {
         words.extend(request.query.split_whitespace().map(String::from));
     }
@@ -204,20 +188,24 @@ fn search_query(request: &SearchRequest) -> Value {
             .flat_map(|w| {
                 [
                     json!({"field": "source.body", "operator": "~", "value": w}),
-                    json!({"field": "title", "operator": "~", "value": w}),
+                    json!({"field": "source.subject", "operator": "~", "value": w}),
                 ]
             })
             .collect();
         filters.push(json!({"operator": "OR", "value": any}));
     }
+    let mut bounds = Vec::new();
     if let Some(since) = request.since.as_deref().and_then(to_unix) {
-        filters.push(json!({"field": "updated_at", "operator": ">", "value": since - 1}));
+        bounds.push(json!({"field": "updated_at", "operator": ">", "value": since - 1}));
     }
     if let Some(until) = request.until.as_deref().and_then(to_unix) {
-        filters.push(json!({"field": "updated_at", "operator": "<", "value": until + 1}));
+        bounds.push(json!({"field": "updated_at", "operator": "<", "value": until + 1}));
     }
-    if filters.is_empty() {
-        filters.push(json!({"field": "updated_at", "operator": ">", "value": 0}));
+    if bounds.is_empty() && filters.is_empty() {
+        bounds.push(json!({"field": "updated_at", "operator": ">", "value": 0}));
+    }
+    if !bounds.is_empty() {
+        filters.push(json!({"operator": "AND", "value": bounds}));
     }
     json!({"operator": "AND", "value": filters})
 }
@@ -317,7 +305,11 @@ mod tests {
         assert_eq!(q["value"][0]["operator"], "OR");
         assert_eq!(q["value"][0]["value"].as_array().unwrap().len(), 4);
         assert_eq!(q["value"][0]["value"][0]["value"], "charged twice");
-        assert_eq!(q["value"][1]["value"], 1_740_787_199);
+        assert_eq!(q["value"][0]["value"][1]["field"], "source.subject");
+        // The bounds in a group of their own (a group holds filters or
+        // groups, not both).
+        assert_eq!(q["value"][1]["operator"], "AND");
+        assert_eq!(q["value"][1]["value"][0]["value"], 1_740_787_199);
         assert!(workspace("ac3mepq7").is_ok());
         assert!(workspace("x/../y").is_err());
     }

@@ -45,7 +45,8 @@ impl Connector for Jira {
     }
 }
 
-/// `text ~ "terms" AND updated >= "date" ORDER BY updated DESC`.
+/// `text ~ "t1 OR t2 ..." AND updated >= "date"`. No `ORDER BY`: the best
+/// matches first, not the most recently changed of thousands of matches.
 fn jql(request: &SearchRequest) -> String {
     let mut clauses = vec![format!("text ~ \"{}\"", search_text(request))];
     if let Some(since) = &request.since {
@@ -54,7 +55,7 @@ fn jql(request: &SearchRequest) -> String {
     if let Some(until) = &request.until {
         clauses.push(format!("updated <= \"{}\"", date_part(until)));
     }
-    format!("{} ORDER BY updated DESC", clauses.join(" AND "))
+    clauses.join(" AND ")
 }
 
 /// Atlassian Document Format to plain text: the text nodes, a line per block.
@@ -117,7 +118,7 @@ mod tests {
             .between(Some("2025-01-01T00:00:00Z"), None);
         assert_eq!(
             jql(&request),
-            "text ~ \"invoice retry DROP\" AND updated >= \"2025-01-01\" ORDER BY updated DESC"
+            "text ~ \"invoice OR retryDROP\" AND updated >= \"2025-01-01\""
         );
     }
 }

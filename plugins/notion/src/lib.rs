@@ -1,10 +1,12 @@
 //! Notion: pages, through `POST /v1/search` and the pages' block children.
 //!
-//! Notion's search matches page titles only, so each page found is read
-//! (`GET /v1/blocks/{id}/children`, first page of blocks) to give the host
-//! real text to rank and cite. Those reads go out together, in one batch.
+//! Notion's search matches page titles only, and a title holds few words:
+//! the connector asks for the question's most specific terms, two by two
+//! and then alone, in one batch, and merges the pages found. Each page is
+//! then read (`GET /v1/blocks/{id}/children`, first page of blocks) to give
+//! the host real text to rank and cite; those reads go out together too.
 
-use quarry_connector_sdk::page::Page;
+use quarry_connector_sdk::plan::{narrower, search_all, terms_by_specificity, written};
 use quarry_connector_sdk::prelude::*;
 use quarry_connector_sdk::text::join_non_empty;
 
@@ -12,31 +14,36 @@ const SEARCH: &str = "https://api.notion.com/v1/search";
 const NOTION_VERSION: &str = "2025-09-03";
 /// Pages whose bodies are read: each costs one fetch.
 const MAX_BODIES: usize = 12;
-const MAX_PAGES: usize = 3;
+/// Title searches one question may cost (with the bodies, within the
+/// manifest's 16 fetches).
+const MAX_QUERIES: usize = 3;
 
 struct Notion;
 
 impl Connector for Notion {
     fn search(request: SearchRequest) -> Result<Vec<Document>, SearchError> {
-        let query = request.keywords_or_query(" ");
         let want = (request.max_results as usize).clamp(1, MAX_BODIES);
-        let pages = collect_pages(want, MAX_PAGES, |cursor: Option<String>| {
-            let mut body = json!({
-                "query": query,
-                "filter": { "property": "object", "value": "page" },
-                "sort": { "timestamp": "last_edited_time", "direction": "descending" },
-                "page_size": want.min(100),
-            });
-            if let Some(cursor) = cursor {
-                body["start_cursor"] = json!(cursor);
-            }
-            let response: Value = notion(Request::post(SEARCH).json(&body))?.json()?;
-            Ok(Page::next_if(
-                response.array_at("/results").to_vec(),
-                response.bool_at("/has_more") == Some(true),
-                response.str_at("/next_cursor").map(String::from),
-            ))
-        })?;
+        let searches = queries(&request)
+            .iter()
+            .map(|query| {
+                let body = json!({
+                    "query": query,
+                    "filter": { "property": "object", "value": "page" },
+                    "sort": { "timestamp": "last_edited_time", "direction": "descending" },
+                    "page_size": want,
+                });
+                versioned(Request::post(SEARCH).json(&body))
+            })
+            .collect();
+        let pages = search_all(
+            searches,
+            |response| {
+                let body: Value = response.error_for_status()?.json()?;
+                Ok(body.array_at("/results").to_vec())
+            },
+            |page| page.string_at("/id"),
+            want,
+        )?;
         let pages: Vec<(&Value, &str)> = pages
             .iter()
             .filter(|p| request.in_time_range(p.str_at("/last_edited_time")))
@@ -55,8 +62,19 @@ impl Connector for Notion {
     }
 }
 
-fn notion(request: Request) -> Result<Response, SearchError> {
-    versioned(request).send()?.error_for_status()
+/// The title queries: narrower sets of the most specific terms, or the
+/// question as typed when it has none.
+fn queries(request: &SearchRequest) -> Vec<String> {
+    let terms = terms_by_specificity(request);
+    let queries: Vec<String> = narrower(&terms, MAX_QUERIES)
+        .iter()
+        .map(|query| written(query, " ").replace('"', ""))
+        .collect();
+    if queries.is_empty() {
+        vec![request.query.clone()]
+    } else {
+        queries
+    }
 }
 
 /// Notion answers only requests that name the API version they expect.

@@ -5,6 +5,7 @@ use serde_json::Value;
 
 use crate::http::Request;
 use crate::json::JsonExt;
+use crate::plan::{Term, any_of, terms_by_specificity};
 use crate::{SearchError, SearchRequest};
 
 /// Lists the sites an OAuth token reaches.
@@ -56,21 +57,43 @@ pub fn find_site(
 }
 
 /// What a JQL `text ~ "..."` or CQL `siteSearch ~ "..."` clause searches
-/// for: the phrases (quoted inside the string), then the terms, else the
-/// whole query, each without the characters JQL/CQL strings and Lucene text
-/// search treat specially.
+/// for. Atlassian's text search needs every word unless told otherwise
+/// ("If you combine multiple terms without specifying any Boolean
+/// operators, they will be joined using AND operators"), so the phrases
+/// (quoted inside the string) and the most specific terms are joined by
+/// `OR`, at most [`MAX_TERMS`]; the whole query when there are none. Each
+/// is stripped of the characters JQL/CQL strings and Lucene text search
+/// treat specially.
 pub fn search_text(request: &SearchRequest) -> String {
-    let phrases = request
-        .phrases
-        .iter()
-        .map(|p| format!("\\\"{}\\\"", escape(p)));
-    let terms = request.terms.iter().map(|t| escape(t));
-    let mut words: Vec<String> = phrases.chain(terms.filter(|t| !t.is_empty())).collect();
-    if words.is_empty() {
-        words.push(escape(&request.query));
+    let terms: Vec<Term> = terms_by_specificity(request)
+        .into_iter()
+        .map(|term| Term {
+            // A word is one word: what escaping leaves of anything else
+            // must not become a second term.
+            text: if term.phrase {
+                escape(&term.text)
+            } else {
+                escape(&term.text).replace(' ', "")
+            },
+            ..term
+        })
+        .filter(|term| !term.text.trim().is_empty())
+        .collect();
+    if terms.is_empty() {
+        return escape(&request.query);
     }
-    words.join(" ")
+    any_of(&terms, " OR ", MAX_TERMS, |term| {
+        if term.phrase {
+            format!("\\\"{}\\\"", term.text)
+        } else {
+            term.text.clone()
+        }
+    })
 }
+
+/// Terms in one text search: enough for any question, few enough that
+/// the clause stays readable in an operator's log.
+pub const MAX_TERMS: usize = 8;
 
 fn escape(term: &str) -> String {
     term.chars()

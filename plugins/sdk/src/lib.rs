@@ -31,6 +31,7 @@ pub mod http;
 pub mod json;
 pub mod log;
 pub mod page;
+pub mod plan;
 pub mod testing;
 pub mod text;
 pub mod time;

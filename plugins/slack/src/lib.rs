@@ -1,55 +1,71 @@
 //! Slack: messages, through `search.messages` (a user token with
 //! `search:read`; bot tokens cannot search).
 //!
+//! Slack's search needs every word of a query and has no `OR`, so a
+//! question of many words would find nothing: the connector sends a few
+//! narrower queries in one batch (the most specific terms, two by two) and
+//! merges their answers. `search.messages` is a Tier 2 method (20+ calls a
+//! minute), which bounds how many queries one question may cost.
+//!
 //! Slack answers most failures with HTTP 200 and `{"ok": false, "error": ..}`,
 //! so the body is checked before the status conventions apply.
 
-use quarry_connector_sdk::page::Page;
+use quarry_connector_sdk::plan::{narrower, search_all, terms_by_specificity, written};
 use quarry_connector_sdk::prelude::*;
 use quarry_connector_sdk::time::{date_part, from_unix, from_unix_text, to_unix};
 
 const API: &str = "https://slack.com/api/search.messages";
-const MAX_PAGES: usize = 3;
+/// Queries one question may cost: Tier 2 allows about 20 a minute.
+const MAX_QUERIES: usize = 2;
 
 struct Slack;
 
 impl Connector for Slack {
     fn search(request: SearchRequest) -> Result<Vec<Document>, SearchError> {
-        let query = search_query(&request);
-        let want = request.max_results.clamp(1, 300) as usize;
-        let count = want.min(100);
-        let matches = collect_pages(want, MAX_PAGES, |page: Option<i64>| {
-            let page = page.unwrap_or(1);
-            let url = Url::new(API)
-                .param("query", &query)
-                .param("count", count)
-                .param("page", page)
-                .param("sort", "score")
-                .param("highlight", "false")
-                .build();
-            let body = check(Request::get(url).send()?)?;
-            let pages = body.i64_at("/messages/paging/pages").unwrap_or(1);
-            let items = body.array_at("/messages/matches").to_vec();
-            Ok(Page {
-                items,
-                next: (page < pages).then_some(page + 1),
+        let want = request.max_results.clamp(1, 100) as usize;
+        let searches = queries(&request)
+            .iter()
+            .map(|query| {
+                let url = Url::new(API)
+                    .param("query", query)
+                    .param("count", want)
+                    .param("sort", "score")
+                    .param("highlight", "false")
+                    .build();
+                Request::get(url)
             })
-        })?;
+            .collect();
+        let matches = search_all(
+            searches,
+            |response| Ok(check(response)?.array_at("/messages/matches").to_vec()),
+            |m| m.string_at("/permalink"),
+            want,
+        )?;
         Ok(matches.iter().filter_map(to_document).collect())
     }
 }
 
 /// Slack's query language: terms (AND), quoted phrases, `after:`/`before:`
-/// dates (exclusive, so widened by the date itself being included).
-fn search_query(request: &SearchRequest) -> String {
-    let mut q = request.keywords_or_query(" ");
+/// dates (exclusive, so widened by the date itself being included). One
+/// query per narrower set of terms, or the question as typed when it has
+/// none.
+fn queries(request: &SearchRequest) -> Vec<String> {
+    let mut dates = String::new();
     if let Some(since) = &request.since {
-        q.push_str(&format!(" after:{}", previous_day(date_part(since))));
+        dates.push_str(&format!(" after:{}", previous_day(date_part(since))));
     }
     if let Some(until) = &request.until {
-        q.push_str(&format!(" before:{}", next_day(date_part(until))));
+        dates.push_str(&format!(" before:{}", next_day(date_part(until))));
     }
-    q
+    let terms = terms_by_specificity(request);
+    let mut queries: Vec<String> = narrower(&terms, MAX_QUERIES)
+        .iter()
+        .map(|query| written(query, " "))
+        .collect();
+    if queries.is_empty() {
+        queries.push(request.query.clone());
+    }
+    queries.into_iter().map(|q| format!("{q}{dates}")).collect()
 }
 
 fn previous_day(date: &str) -> String {
@@ -154,6 +170,33 @@ mod tests {
         );
         assert_eq!(doc.title, "#billing-eng");
         assert_eq!(doc.created_at.as_deref(), Some("2024-05-02T11:40:00Z"));
+    }
+
+    #[test]
+    fn a_long_question_becomes_narrower_queries_in_one_batch() {
+        use quarry_connector_sdk::testing::with_upstream;
+        let request = SearchRequest::new("x", &["checkout", "timeout", "gateway", "payments"], &[])
+            .between(Some("2025-03-01T00:00:00Z"), None);
+        let (result, sent) = with_upstream(
+            |_| {
+                Ok(Response::for_test(
+                    200,
+                    &[],
+                    r#"{"ok": true, "messages": {"matches": []}}"#,
+                ))
+            },
+            || Slack::search(request.clone()),
+        );
+        assert!(result.unwrap().is_empty());
+        assert_eq!(sent.len(), MAX_QUERIES);
+        for query in sent.iter().filter_map(|s| s.param("query")) {
+            assert_eq!(
+                query.split(' ').count(),
+                3,
+                "two terms and the date: {query}"
+            );
+            assert!(query.ends_with(" after:2025-02-28"), "{query}");
+        }
     }
 
     #[test]

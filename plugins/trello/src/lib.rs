@@ -4,59 +4,62 @@
 //! Trello authenticates with the application's key and the user's token,
 //! which the host sends as the `Authorization` header the manifest names
 //! (`OAuth oauth_consumer_key="...", oauth_token="..."`): the connector never
-//! sees either. Pages are numbered (`cards_page`); Trello says nothing of
-//! further results, so an empty page ends the paging (a short one may come
-//! from a cap). Trello's search has no absolute dates (`edited:` counts days
+//! sees either. Trello's search needs every word of a query (each word, or
+//! with `partial`, the start of one): the connector sends a few narrower
+//! queries in one batch (the most specific terms, two by two) and merges
+//! the cards found. Trello's search has no absolute dates (`edited:` counts days
 //! back from today), so `since`/`until` are applied to `dateLastActivity`
 //! here. A card's creation time is in its id; citations are the cards' `url`.
 
-use quarry_connector_sdk::page::Page;
+use quarry_connector_sdk::plan::{narrower, search_all, terms_by_specificity, written};
 use quarry_connector_sdk::prelude::*;
-use quarry_connector_sdk::text::keywords;
 use quarry_connector_sdk::time::from_unix;
 
 const SEARCH: &str = "https://api.trello.com/1/search";
 const CARD_FIELDS: &str =
     "name,desc,url,dateLastActivity,idBoard,idList,idMembers,labels,closed,due";
-const MAX_PAGES: usize = 3;
+/// Queries one question may cost.
+const MAX_QUERIES: usize = 2;
 
 struct Trello;
 
 impl Connector for Trello {
     fn search(request: SearchRequest) -> Result<Vec<Document>, SearchError> {
-        let mut query = keywords(&request.terms, &request.phrases, " ");
-        if query.trim().is_empty() {
-            query = request.query.clone();
-        }
-        if query.trim().is_empty() {
+        let queries = queries(&request);
+        if queries.is_empty() {
             return Ok(Vec::new());
         }
         let want = request.max_results.clamp(1, 100) as usize;
-        let cards = collect_pages(want, MAX_PAGES, |page: Option<usize>| {
-            let page = page.unwrap_or(0);
-            let url = Url::new(SEARCH)
-                .param("query", &query)
-                .param("modelTypes", "cards")
-                .param("card_fields", CARD_FIELDS)
-                .param("cards_limit", want)
-                .param("cards_page", page)
-                .param("card_board", "true")
-                .param("card_list", "true")
-                .param("card_members", "true")
-                .param("partial", "true")
-                .build();
-            let body: Value = check(Request::get(url).send()?)?.json()?;
-            if body.get("cards").is_none() && body.get("options").is_none() {
-                return Err(SearchError::InvalidResponse(
-                    "the search response has no cards".into(),
-                ));
-            }
-            let items = body.array_at("/cards").to_vec();
-            Ok(Page {
-                next: (!items.is_empty() && page < 100).then_some(page + 1),
-                items,
+        let searches = queries
+            .iter()
+            .map(|query| {
+                let url = Url::new(SEARCH)
+                    .param("query", query)
+                    .param("modelTypes", "cards")
+                    .param("card_fields", CARD_FIELDS)
+                    .param("cards_limit", want)
+                    .param("card_board", "true")
+                    .param("card_list", "true")
+                    .param("card_members", "true")
+                    .param("partial", "true")
+                    .build();
+                Request::get(url)
             })
-        })?;
+            .collect();
+        let cards = search_all(
+            searches,
+            |response| {
+                let body: Value = check(response)?.json()?;
+                if body.get("cards").is_none() && body.get("options").is_none() {
+                    return Err(SearchError::InvalidResponse(
+                        "the search response has no cards".into(),
+                    ));
+                }
+                Ok(body.array_at("/cards").to_vec())
+            },
+            |card| card.string_at("/id"),
+            want,
+        )?;
         let mut documents: Vec<Document> = Vec::new();
         for doc in cards.iter().filter_map(to_document) {
             if request.in_time_range(doc.updated_at.as_deref())
@@ -66,6 +69,21 @@ impl Connector for Trello {
             }
         }
         Ok(documents)
+    }
+}
+
+/// The queries: narrower sets of the most specific terms, or the question
+/// as typed when it has none (none when it is blank).
+fn queries(request: &SearchRequest) -> Vec<String> {
+    let terms = terms_by_specificity(request);
+    let queries: Vec<String> = narrower(&terms, MAX_QUERIES)
+        .iter()
+        .map(|query| written(query, " "))
+        .collect();
+    match (queries.is_empty(), request.query.trim().is_empty()) {
+        (false, _) => queries,
+        (true, false) => vec![request.query.clone()],
+        (true, true) => Vec::new(),
     }
 }
 

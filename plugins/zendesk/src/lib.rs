@@ -2,16 +2,21 @@
 //! (`GET https://{subdomain}.zendesk.com/api/v2/search.json?query=type:ticket ...`),
 //! the subdomain being the connection's `subdomain` setting.
 //!
-//! The time range goes in as `updated>` / `updated<` with ISO 8601 times
-//! (Zendesk has no `>=`). Citations are the agent's ticket page,
+//! Zendesk's search needs every word of a query and has no `OR`, so a long
+//! question would find nothing: the connector sends a few narrower queries
+//! in one batch (the most specific terms, two by two) and merges their
+//! answers, each ranked by Zendesk's relevance. The time range goes in as
+//! `updated>` / `updated<` with ISO 8601 times (Zendesk has no `>=`).
+//! Citations are the agent's ticket page,
 //! `https://{subdomain}.zendesk.com/agent/tickets/{id}`: the result's `url`
 //! is the API's.
 
-use quarry_connector_sdk::page::Page;
+use quarry_connector_sdk::plan::{narrower, search_all, terms_by_specificity, written};
 use quarry_connector_sdk::prelude::*;
 use quarry_connector_sdk::time::{from_unix, to_unix};
 
-const MAX_PAGES: usize = 3;
+/// Queries one question may cost.
+const MAX_QUERIES: usize = 3;
 
 struct Zendesk;
 
@@ -19,31 +24,26 @@ impl Connector for Zendesk {
     fn search(request: SearchRequest) -> Result<Vec<Document>, SearchError> {
         let subdomain = subdomain(request.required_setting("subdomain")?)?;
         let api = format!("https://{subdomain}.zendesk.com/api/v2/search.json");
-        let query = search_query(&request);
-        let want = request.max_results.clamp(1, 300) as usize;
-        let tickets = collect_pages(want, MAX_PAGES, |page: Option<u32>| {
-            let page = page.unwrap_or(1);
-            let url = Url::new(&api)
-                .param("query", &query)
-                .param("per_page", want.min(100))
-                .param("page", page)
-                .build();
-            let response = Request::get(url).send()?;
-            // Offset paging ends at 1000 results with a 422: what came
-            // before stands.
-            if response.status == 422 && page > 1 {
-                return Ok(Page {
-                    items: Vec::new(),
-                    next: None,
-                });
-            }
-            let body: Value = response.error_for_status()?.json()?;
-            let has_next = body.get("next_page").is_some_and(|n| !n.is_null());
-            Ok(Page {
-                items: body.array_at("/results").to_vec(),
-                next: has_next.then_some(page + 1),
+        let want = request.max_results.clamp(1, 100) as usize;
+        let searches = queries(&request)
+            .iter()
+            .map(|query| {
+                let url = Url::new(&api)
+                    .param("query", query)
+                    .param("per_page", want)
+                    .build();
+                Request::get(url)
             })
-        })?;
+            .collect();
+        let tickets = search_all(
+            searches,
+            |response| {
+                let body: Value = response.error_for_status()?.json()?;
+                Ok(body.array_at("/results").to_vec())
+            },
+            |ticket| ticket.string_at("/id"),
+            want,
+        )?;
         Ok(tickets
             .iter()
             .filter(|t| t.str_at("/result_type").is_none_or(|r| r == "ticket"))
@@ -62,17 +62,28 @@ fn subdomain(setting: &str) -> Result<String, SearchError> {
     })
 }
 
-/// `type:ticket terms "phrases" updated>... updated<...`.
-fn search_query(request: &SearchRequest) -> String {
-    let words = request.keywords_or_query(" ");
-    let mut q = format!("type:ticket {words}");
+/// `type:ticket terms "phrases" updated>... updated<...`, one per narrower
+/// set of terms (the question as typed when it has none).
+fn queries(request: &SearchRequest) -> Vec<String> {
+    let mut bounds = String::new();
     if let Some(since) = request.since.as_deref().and_then(to_unix) {
-        q.push_str(&format!(" updated>{}", from_unix(since - 1)));
+        bounds.push_str(&format!(" updated>{}", from_unix(since - 1)));
     }
     if let Some(until) = request.until.as_deref().and_then(to_unix) {
-        q.push_str(&format!(" updated<{}", from_unix(until + 1)));
+        bounds.push_str(&format!(" updated<{}", from_unix(until + 1)));
     }
-    q
+    let terms = terms_by_specificity(request);
+    let mut words: Vec<String> = narrower(&terms, MAX_QUERIES)
+        .iter()
+        .map(|query| written(query, " "))
+        .collect();
+    if words.is_empty() {
+        words.push(request.query.clone());
+    }
+    words
+        .into_iter()
+        .map(|words| format!("type:ticket {words}{bounds}"))
+        .collect()
 }
 
 fn to_document(ticket: &Value, subdomain: &str) -> Option<Document> {
@@ -135,8 +146,12 @@ mod tests {
         let request = SearchRequest::new("x", &["refund", "currency"], &[])
             .between(Some("2025-08-01T00:00:00Z"), None);
         assert_eq!(
-            search_query(&request),
-            "type:ticket refund currency updated>2025-07-31T23:59:59Z"
+            queries(&request),
+            [
+                "type:ticket refund currency updated>2025-07-31T23:59:59Z",
+                "type:ticket refund updated>2025-07-31T23:59:59Z",
+                "type:ticket currency updated>2025-07-31T23:59:59Z",
+            ]
         );
     }
 }
