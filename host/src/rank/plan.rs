@@ -36,9 +36,11 @@ pub fn plan(question: &str, now_unix: i64) -> QueryPlan {
     let segments = split_quotes(question);
     let question_words = QuestionWords::of(&segments);
     let found = time::find(&question_words.text, &question_words.unquoted, now_unix);
+    let acronyms = acronyms(question);
     let is_term = |index: usize| {
         let word = &question_words.text[index];
-        !found.used[index] && is_long_enough(word) && !is_stop_word(word)
+        let stop = is_stop_word(word) && !acronyms.contains(word);
+        !found.used[index] && is_long_enough(word) && !stop
     };
     let terms = unique(
         (0..question_words.text.len())
@@ -185,6 +187,23 @@ fn unique(items: impl Iterator<Item = String>) -> Vec<String> {
     seen
 }
 
+/// The stop words the question writes in capitals, lower-cased: acronyms
+/// ("US", "IT"), not the words. A question written all in capitals has
+/// none.
+fn acronyms(question: &str) -> Vec<String> {
+    let letters = question.chars().filter(|c| c.is_alphabetic());
+    let (upper, all) = letters.fold((0, 0), |(u, a), c| (u + c.is_uppercase() as usize, a + 1));
+    if upper * 2 > all {
+        return Vec::new();
+    }
+    question
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| (2..=4).contains(&w.len()) && w.chars().all(|c| c.is_ascii_uppercase()))
+        .map(str::to_lowercase)
+        .filter(|w| is_stop_word(w))
+        .collect()
+}
+
 /// Words that carry no search meaning in a question to an assistant: they
 /// would only make a vendor's keyword search (which often ANDs its terms)
 /// miss. Time words ("last", "week") are not here: outside a time
@@ -214,6 +233,7 @@ const STOP_WORDS: [&str; 5] = [
     // What people say to an assistant rather than about the subject. Not
     // "search", "list" or "help": they are often the subject.
     "please pls find show tell give get look looking see know want need kindly thanks anything something everything nothing stuff things related relating regarding
+     definition meaning famous examples
      concerning mention mentions mentioned mentioning discuss discussed discussing talk talked
      said say says recent recently latest",
 ];
@@ -324,6 +344,26 @@ mod tests {
         assert_eq!(plan.keywords, "broke checkout");
         assert_eq!(plan.since.as_deref(), Some("2026-03-01T00:00:00Z"));
         assert_eq!(plan.until, None);
+    }
+
+    #[test]
+    fn times_before_any_record_are_the_subject() {
+        let plan = plan("bands formed since 1974", NOW);
+        assert_eq!(plan.since, None);
+        assert_eq!(plan.terms, ["bands", "formed", "1974"]);
+        let plan = super::plan("incidents since 2025", NOW);
+        assert_eq!(plan.since.as_deref(), Some("2025-01-01T00:00:00Z"));
+    }
+
+    #[test]
+    fn stop_words_in_capitals_are_acronyms() {
+        assert_eq!(
+            terms("Which US state was admitted last?"),
+            ["us", "state", "admitted", "last"]
+        );
+        assert_eq!(terms("IT budget for us"), ["it", "budget"]);
+        assert_eq!(terms("WHAT IS THE IT BUDGET"), ["budget"]);
+        assert_eq!(terms("the definition of a famous dish"), ["dish"]);
     }
 
     #[test]

@@ -80,7 +80,10 @@ pub(crate) fn find(words: &[String], usable: &[bool], now: i64) -> TimeMatch {
     let mut used = vec![false; words.len()];
     let mut at = 0;
     while at < words.len() {
-        match parser.expression(at) {
+        match parser
+            .expression(at)
+            .filter(|(found, _)| !before_the_tools(*found))
+        {
             Some((found, next)) => {
                 bounds = bounds.intersect(found);
                 used[at..next].fill(true);
@@ -90,6 +93,17 @@ pub(crate) fn find(words: &[String], usable: &[bool], now: i64) -> TimeMatch {
         }
     }
     TimeMatch { bounds, used }
+}
+
+/// The first instant a company's tools hold records of: 1990-01-01.
+const EARLIEST_RECORDS: i64 = 631_152_000;
+
+/// Whether a bound lies before any record a tool holds: then the time is
+/// the subject of the question ("bands formed since 1974", "before 1900"),
+/// not when the records changed, and its words stay search terms.
+fn before_the_tools(bounds: Bounds) -> bool {
+    let early = |bound: Option<i64>| bound.is_some_and(|at| at < EARLIEST_RECORDS);
+    early(bounds.since) || early(bounds.until)
 }
 
 /// A stretch of time: `start` inclusive; `end` the inclusive last second,
