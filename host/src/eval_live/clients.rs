@@ -1,5 +1,6 @@
-//! The clients: C at once, each asking the next judged query through
-//! `/v1/query`, then a deep search for it.
+//! The clients: C at once, each (a user of its own) asking the next judged
+//! query through `/v1/query`, then a deep search for it; what the vendors
+//! returned for the query is read off the upstreams.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -10,6 +11,7 @@ use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
 
 use super::MAX_RESULTS;
+use super::upstreams::{Search, Upstreams};
 use crate::rank::eval::Beir;
 
 /// One query's answer as an assistant sees it.
@@ -20,15 +22,19 @@ pub(super) struct LiveAnswer {
     pub(super) chunks: Vec<(usize, f64, bool)>,
     /// The deep search asked right after it.
     pub(super) deep_search_millis: u64,
+    /// The searches the connectors made for it, and what each returned.
+    pub(super) searches: Vec<Search>,
 }
 
+/// Asks every judged query, `tokens.len()` clients at once, client `c`
+/// with `tokens[c]`.
 pub(super) async fn ask_all(
     beir: &Arc<Beir>,
     judged: &[usize],
     url: &str,
-    token: &str,
+    tokens: &[String],
     ca: &Path,
-    clients: usize,
+    upstreams: Arc<dyn Upstreams>,
 ) -> Result<Vec<LiveAnswer>> {
     let client = reqwest::Client::builder()
         .add_root_certificate(reqwest::Certificate::from_pem(&std::fs::read(ca)?)?)
@@ -36,10 +42,17 @@ pub(super) async fn ask_all(
         .build()?;
     let next = Arc::new(AtomicUsize::new(0));
     let judged = Arc::new(judged.to_vec());
-    let tasks: Vec<_> = (0..clients.max(1))
-        .map(|_| {
-            let (client, next, judged, beir) =
-                (client.clone(), next.clone(), judged.clone(), beir.clone());
+    let tasks: Vec<_> = tokens
+        .iter()
+        .enumerate()
+        .map(|(number, token)| {
+            let (client, next, judged, beir, upstreams) = (
+                client.clone(),
+                next.clone(),
+                judged.clone(),
+                beir.clone(),
+                upstreams.clone(),
+            );
             let (url, token) = (url.to_string(), token.to_string());
             tokio::spawn(async move {
                 let mut answers = Vec::new();
@@ -49,7 +62,9 @@ pub(super) async fn ask_all(
                         return Ok::<_, anyhow::Error>(answers);
                     };
                     let text = &beir.queries[query].text;
-                    let mut answer = ask(&client, &url, &token, query, text).await?;
+                    let before = upstreams.mark();
+                    let mut answer = ask(&client, &url, &token, query, text, &*upstreams).await?;
+                    answer.searches = upstreams.searches(number, before, upstreams.mark());
                     answer.deep_search_millis = deep_search(&client, &url, &token, text).await?;
                     answers.push(answer);
                 }
@@ -70,6 +85,7 @@ async fn ask(
     token: &str,
     query: usize,
     text: &str,
+    upstreams: &dyn Upstreams,
 ) -> Result<LiveAnswer> {
     let (body, millis) = post(client, &format!("{url}/query"), token, text).await?;
     let mut chunks = Vec::new();
@@ -78,11 +94,10 @@ async fn ask(
             bail!("connector {} failed: {error}", result["connector"]);
         }
         for chunk in result["chunks"].as_array().into_iter().flatten() {
-            let document = chunk["metadata"]["document_id"]
-                .as_str()
-                .and_then(|id| id.rsplit('#').next())
-                .and_then(|n| n.parse().ok())
-                .context("a chunk without the vendor's document number")?;
+            let url = chunk["source_url"].as_str().unwrap_or_default();
+            let document = upstreams
+                .document_of(url)
+                .with_context(|| format!("a chunk cites {url:?}, no document of the corpus"))?;
             let relevance = chunk["relevance_score"].as_f64().unwrap_or_default();
             let semantic = chunk["metadata"]["ranking"] == "semantic";
             chunks.push((document, relevance, semantic));
@@ -93,6 +108,7 @@ async fn ask(
         millis,
         chunks,
         deep_search_millis: 0,
+        searches: Vec::new(),
     })
 }
 

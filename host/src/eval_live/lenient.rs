@@ -1,9 +1,10 @@
-//! The fake vendors: GitHub's issue search, each over its share of the
-//! corpus with BM25, after the given latency; and what each returned.
+//! The lenient vendors (`--lenient`): N copies of GitHub's issue search,
+//! each over its share of the corpus, answering with the BM25 top-k of the
+//! OR of every word it is sent, after the given latency. No vendor searches
+//! like this; it is the comparison the vendor-true figures are read
+//! against.
 
-use std::collections::{BTreeSet, HashMap};
 use std::net::SocketAddr;
-use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -15,21 +16,31 @@ use axum::routing::get;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::upstreams::{Connection, Search, Upstreams};
 use crate::rank::eval::Beir;
-use crate::rank::{Bm25, plan, tokenize};
+use crate::rank::{Bm25, tokenize};
 
-/// Per (vendor, words asked for): the corpus indices it answered with.
-type Returned = HashMap<(usize, String), Vec<usize>>;
+/// The GitHub connector's required setting: any scope will do.
+const SCOPE: &str = "repo:eval/corpus";
 
-/// The fake vendors: one BM25 index per share of the corpus, and what each
-/// returned, by the words it was asked for.
+/// One search as a lenient vendor answered it.
+struct Answered {
+    client: usize,
+    vendor: usize,
+    returned: Vec<usize>,
+}
+
+/// The lenient vendors: one BM25 index per share of the corpus, and every
+/// search they answered.
 #[derive(Clone)]
-pub(super) struct Vendors {
+pub(super) struct Lenient {
     beir: Arc<Beir>,
     /// Per vendor: corpus indices of its share, and BM25 over them.
     shares: Arc<Vec<(Vec<usize>, Bm25)>>,
     latency: Duration,
-    returned: Arc<Mutex<Returned>>,
+    answered: Arc<Mutex<Vec<Answered>>>,
+    addr: SocketAddr,
+    ca_pem: String,
 }
 
 #[derive(Deserialize)]
@@ -38,8 +49,11 @@ struct SearchParams {
     per_page: Option<usize>,
 }
 
-impl Vendors {
-    pub(super) fn new(beir: &Arc<Beir>, count: usize, latency_ms: u64) -> Vendors {
+impl Lenient {
+    /// Splits the corpus across `count` vendors and serves GitHub's issue
+    /// search over HTTPS on a loopback port, with a certificate for
+    /// api.github.com.
+    pub(super) async fn start(beir: &Arc<Beir>, count: usize, latency_ms: u64) -> Result<Lenient> {
         let shares = (0..count)
             .map(|vendor| {
                 let documents: Vec<usize> = (vendor..beir.corpus.len()).step_by(count).collect();
@@ -48,21 +62,16 @@ impl Vendors {
                 (documents, bm25)
             })
             .collect();
-        Vendors {
+        let certificate =
+            crate::demo::certificate_for("Quarry eval-live vendors CA", &["api.github.com"])?;
+        let mut lenient = Lenient {
             beir: beir.clone(),
             shares: Arc::new(shares),
             latency: Duration::from_millis(latency_ms),
-            returned: Arc::default(),
-        }
-    }
-
-    /// Serves GitHub's issue search over HTTPS on a loopback port, with a
-    /// certificate for api.github.com whose CA is written to
-    /// `dir/vendor-ca.pem`.
-    pub(super) async fn serve(self, dir: &Path) -> Result<SocketAddr> {
-        let certificate =
-            crate::demo::certificate_for("Quarry eval-live vendors CA", &["api.github.com"])?;
-        std::fs::write(dir.join("vendor-ca.pem"), &certificate.ca_pem)?;
+            answered: Arc::default(),
+            addr: "127.0.0.1:0".parse()?,
+            ca_pem: certificate.ca_pem.clone(),
+        };
         let tls = axum_server::tls_rustls::RustlsConfig::from_pem(
             certificate.chain_pem.into(),
             certificate.key_pem.into(),
@@ -70,58 +79,107 @@ impl Vendors {
         .await?;
         let router = axum::Router::new()
             .route("/search/issues", get(search_issues))
-            .with_state(self);
+            .with_state(lenient.clone());
         let handle = axum_server::Handle::new();
-        let server = axum_server::bind_rustls("127.0.0.1:0".parse()?, tls).handle(handle.clone());
+        let server = axum_server::bind_rustls(lenient.addr, tls).handle(handle.clone());
         tokio::spawn(server.serve(router.into_make_service()));
-        handle
+        lenient.addr = handle
             .listening()
             .await
-            .context("the fake vendors could not listen")
+            .context("the fake vendors could not listen")?;
+        Ok(lenient)
     }
 
     /// A vendor's answer: its BM25 top `per_page` for the words of `q`.
-    fn search(&self, vendor: usize, q: &str, per_page: usize) -> Vec<usize> {
-        let words = vendor_words(q);
+    fn search(&self, client: usize, vendor: usize, q: &str, per_page: usize) -> Vec<usize> {
+        let terms: Vec<String> = vendor_words(q);
         let (documents, bm25) = &self.shares[vendor];
-        let terms: Vec<String> = words.iter().cloned().collect();
         let top: Vec<usize> = bm25
             .top(&terms, &[], per_page)
             .into_iter()
             .map(|i| documents[i])
             .collect();
-        self.returned
-            .lock()
-            .expect("returned")
-            .insert((vendor, key(&words)), top.clone());
+        self.answered.lock().expect("answered").push(Answered {
+            client,
+            vendor,
+            returned: top.clone(),
+        });
         top
     }
+}
 
-    pub(super) fn returned_for(
-        &self,
-        vendor: usize,
-        words: &BTreeSet<String>,
-    ) -> Option<Vec<usize>> {
-        self.returned
-            .lock()
-            .expect("returned")
-            .get(&(vendor, key(words)))
-            .cloned()
+fn vendor_id(vendor: usize) -> String {
+    format!("vendor-{}", vendor + 1)
+}
+
+impl Upstreams for Lenient {
+    fn connectors(&self) -> Vec<(String, String)> {
+        (0..self.shares.len())
+            .map(|vendor| (vendor_id(vendor), "github".to_string()))
+            .collect()
+    }
+
+    fn hosts(&self) -> Vec<String> {
+        vec!["api.github.com".into()]
+    }
+
+    fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    fn ca_pem(&self) -> String {
+        self.ca_pem.clone()
+    }
+
+    fn connections(&self, client: usize) -> Vec<Connection> {
+        (0..self.shares.len())
+            .map(|vendor| Connection {
+                id: vendor_id(vendor),
+                token: format!("eval-vendor-{vendor}-{client}"),
+                settings: vec![("scope".into(), SCOPE.into())],
+            })
+            .collect()
+    }
+
+    fn mark(&self) -> usize {
+        self.answered.lock().expect("answered").len()
+    }
+
+    fn searches(&self, client: usize, from: usize, to: usize) -> Vec<Search> {
+        let answered = self.answered.lock().expect("answered");
+        answered[from.min(answered.len())..to.min(answered.len())]
+            .iter()
+            .filter(|a| a.client == client)
+            .map(|a| Search {
+                connector: vendor_id(a.vendor),
+                returned: a.returned.clone(),
+            })
+            .collect()
+    }
+
+    fn document_of(&self, url: &str) -> Option<usize> {
+        url.strip_prefix("https://github.com/eval/corpus/issues/")?
+            .parse()
+            .ok()
+            .filter(|&i| i < self.beir.corpus.len())
     }
 }
 
 async fn search_issues(
-    State(vendors): State<Vendors>,
+    State(vendors): State<Lenient>,
     headers: HeaderMap,
     Query(params): Query<SearchParams>,
 ) -> axum::response::Response {
-    let vendor = headers
+    let caller = headers
         .get("authorization")
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer eval-vendor-"))
-        .and_then(|n| n.parse::<usize>().ok())
-        .filter(|&n| n < vendors.shares.len());
-    let Some(vendor) = vendor else {
+        .and_then(|rest| rest.split_once('-'))
+        .and_then(|(vendor, client)| {
+            Some((vendor.parse::<usize>().ok()?, client.parse::<usize>().ok()?))
+        })
+        .filter(|(vendor, _)| *vendor < vendors.shares.len());
+    let Some((vendor, client)) = caller else {
         return (
             axum::http::StatusCode::UNAUTHORIZED,
             axum::Json(json!({"message": "Bad credentials"})),
@@ -130,7 +188,7 @@ async fn search_issues(
     };
     tokio::time::sleep(vendors.latency).await;
     let per_page = params.per_page.unwrap_or(30).clamp(1, 100);
-    let found = vendors.search(vendor, &params.q, per_page);
+    let found = vendors.search(client, vendor, &params.q, per_page);
     let items: Vec<Value> = found
         .iter()
         .map(|&i| {
@@ -153,32 +211,23 @@ async fn search_issues(
     axum::Json(json!({
         "total_count": items.len(),
         "incomplete_results": false,
+        "search_type": "lexical",
         "items": items,
     }))
     .into_response()
 }
 
-/// The words a vendor searches for in `q`: the GitHub connector sends the
-/// question's terms and quoted phrases joined by `OR`, then qualifiers.
-pub(super) fn vendor_words(q: &str) -> BTreeSet<String> {
+/// The words a lenient vendor searches for in `q`: every word of the
+/// connector's `(t1 OR t2 ...) qualifiers`, the operators, parentheses,
+/// quotes and qualifiers aside.
+pub(super) fn vendor_words(q: &str) -> Vec<String> {
     const QUALIFIERS: [&str; 5] = ["repo:", "org:", "is:", "updated:", "created:"];
     let text: Vec<&str> = q
         .split_whitespace()
         .filter(|word| *word != "OR" && !QUALIFIERS.iter().any(|p| word.starts_with(p)))
         .collect();
-    tokenize(&text.join(" ").replace('"', " "))
-        .into_iter()
-        .collect()
-}
-
-/// The words the vendors were asked for on behalf of `question`.
-pub(super) fn question_words(question: &str) -> BTreeSet<String> {
-    let plan = plan(question, crate::store::now());
-    let mut words = plan.terms.clone();
-    words.extend(plan.phrases.iter().cloned());
-    tokenize(&words.join(" ")).into_iter().collect()
-}
-
-fn key(words: &BTreeSet<String>) -> String {
-    words.iter().cloned().collect::<Vec<_>>().join(" ")
+    let mut words = tokenize(&text.join(" ").replace(['"', '(', ')'], " "));
+    words.sort();
+    words.dedup();
+    words
 }

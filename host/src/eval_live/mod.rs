@@ -1,29 +1,37 @@
 //! `quarry eval-live DIR`: the ranking users get, measured through the
-//! real API.
+//! real API, against vendors that search the way the real ones do.
 //!
-//! A BEIR folder's corpus is split across N vendors (document `i` goes to
-//! vendor `i mod N`). Each vendor is a fake GitHub whose issue search
-//! answers with its BM25 top-k over its share, after the given latency, as
-//! a vendor's keyword search would; each is reached by its own copy of the
-//! real GitHub connector component, in the real sandbox. The real server
-//! (HTTPS, every layer of `/v1/query`) answers every judged query, asked by
-//! C concurrent clients with `max_results` 10; each answer's chunks are
-//! merged across connectors by `relevance_score`, as an assistant would,
-//! and scored with nDCG@10 and recall@10 against the judgements.
+//! A BEIR folder's corpus is spread across vendors (document `i` goes to
+//! vendor `i mod N`). By default the vendors are fake-saas's, each
+//! searching as its documentation says (its declaration: AND or OR, the
+//! fields searched, the order, page caps) and answering in its own shape,
+//! each reached by its real connector in the real sandbox: what a user's
+//! question finds depends on what the connectors ask. `--lenient` instead
+//! gives N copies of GitHub's issue search that answer with the BM25 top-k
+//! of the OR of every word, for comparison.
 //!
-//! It also prints the ceiling: the candidates the vendors returned for each
-//! query, ranked offline with every passage embedded and no deadline. The
-//! live figure is judged against it.
+//! The real server (HTTPS, every layer of `/v1/query`) answers every judged
+//! query, asked by C concurrent clients (each a user of its own) with
+//! `max_results` 10; each answer's chunks are merged across connectors by
+//! `relevance_score`, as an assistant would, and scored with nDCG@10 and
+//! recall@10 against the judgements. It also prints the ceiling (what the
+//! vendors returned for each query, ranked offline with every passage
+//! embedded and no deadline) and how often a search found nothing.
 //!
-//! - [`vendors`]: the fake vendors (GitHub's issue search over BM25);
-//! - [`server`]: the server under measurement, its configuration and user;
+//! - [`vendor_true`]: the corpus in fake-saas's vendors;
+//! - [`lenient`]: the BM25 vendors;
+//! - [`upstreams`]: what the evaluation needs of either;
+//! - [`server`]: the server under measurement, its configuration and users;
 //! - [`clients`]: the concurrent clients asking every judged query;
-//! - [`scores`]: nDCG@10 and recall@10 of the answers, and the ceiling.
+//! - [`scores`]: nDCG@10 and recall@10 of the answers, the ceiling, the
+//!   share of empty searches.
 
 mod clients;
+mod lenient;
 mod scores;
 mod server;
-mod vendors;
+mod upstreams;
+mod vendor_true;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -33,15 +41,29 @@ use anyhow::{Result, bail};
 use crate::rank::MiniLm;
 use crate::rank::eval::Beir;
 use clients::ask_all;
-use scores::{percentile, score_ceiling, score_live};
-use server::{Server, connect_user, server_config};
-use vendors::Vendors;
+use lenient::Lenient;
+use scores::{percentile, score_ceiling, score_live, zero_result_rates};
+use server::{Server, connect_users, server_config};
+use upstreams::Upstreams;
+use vendor_true::VendorTrue;
 
 #[derive(clap::Args, Debug)]
 pub struct EvalLiveArgs {
     /// Folder with corpus.jsonl, queries.jsonl and qrels/test.tsv.
     pub dir: PathBuf,
-    /// Vendors (connectors) the corpus is split across (at least 3).
+    /// The vendors the corpus is spread across, each searching as its
+    /// documentation says and reached by its own connector.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "github,slack,jira,confluence,zendesk,notion"
+    )]
+    pub vendors: Vec<String>,
+    /// Lenient vendors instead: copies of GitHub's issue search answering
+    /// with the BM25 top-k of the OR of every word.
+    #[arg(long)]
+    pub lenient: bool,
+    /// With `--lenient`: how many vendors (at least 3).
     #[arg(long, default_value_t = 3)]
     pub connectors: usize,
     /// Latency each vendor adds to every response.
@@ -50,10 +72,13 @@ pub struct EvalLiveArgs {
     /// Clients asking at once.
     #[arg(long, default_value_t = 1)]
     pub clients: usize,
-    /// Ask only the first K judged queries (default: all).
+    /// Skip the first K judged queries.
+    #[arg(long, default_value_t = 0)]
+    pub skip: usize,
+    /// Ask only the next K judged queries (default: all).
     #[arg(long)]
     pub queries: Option<usize>,
-    /// The built connectors (the GitHub connector is used).
+    /// The built connectors.
     #[arg(long, default_value = "target/plugins")]
     pub plugins_dir: PathBuf,
     /// The `quarry` binary to measure (default: this one), so that another
@@ -64,11 +89,9 @@ pub struct EvalLiveArgs {
 
 /// The question every client asks with.
 const MAX_RESULTS: usize = 10;
-/// The GitHub connector's required setting: any scope will do.
-const SCOPE: &str = "repo:eval/corpus";
 
 pub async fn run(args: EvalLiveArgs) -> Result<()> {
-    if args.connectors < 3 {
+    if args.lenient && args.connectors < 3 {
         bail!("--connectors must be at least 3");
     }
     // The vendors serve TLS before the server (which also does this) starts.
@@ -80,43 +103,63 @@ pub async fn run(args: EvalLiveArgs) -> Result<()> {
         .enumerate()
         .filter(|(_, q)| beir.qrels.contains_key(&q.id))
         .map(|(i, _)| i)
+        .skip(args.skip)
         .take(args.queries.unwrap_or(usize::MAX))
         .collect();
-    let vendors = Vendors::new(&beir, args.connectors, args.upstream_latency_ms);
+    let upstreams: Arc<dyn Upstreams> = if args.lenient {
+        Arc::new(Lenient::start(&beir, args.connectors, args.upstream_latency_ms).await?)
+    } else {
+        Arc::new(VendorTrue::start(&beir, &args.vendors, args.upstream_latency_ms).await?)
+    };
     let data = tempfile::tempdir()?;
-    let vendor_addr = vendors.clone().serve(data.path()).await?;
-    let (config_file, config) = server_config(&args, data.path(), vendor_addr)?;
+    let (config_file, config) = server_config(&args, data.path(), &*upstreams)?;
     let bin = match &args.server_bin {
         Some(bin) => bin.clone(),
         None => std::env::current_exe()?,
     };
-    let token = connect_user(&bin, &config_file, args.connectors)?;
+    let tokens = connect_users(&bin, &config_file, &*upstreams, args.clients.max(1))?;
     let server = Server::start(&bin, &config_file, data.path())?;
     let listen_ca = data.path().join("tls/ca.pem");
     server.wait_until_ready(&listen_ca).await?;
+    let connectors: Vec<String> = upstreams
+        .connectors()
+        .into_iter()
+        .map(|(id, _)| id)
+        .collect();
     eprintln!(
-        "eval-live: {} queries, {} documents over {} vendors at {} ms, {} client(s)",
+        "eval-live: {} queries, {} documents over {} ({}) at {} ms, {} client(s)",
         judged.len(),
         beir.corpus.len(),
-        args.connectors,
+        connectors.join(", "),
+        if args.lenient {
+            "lenient"
+        } else {
+            "vendor-true"
+        },
         args.upstream_latency_ms,
-        args.clients
+        tokens.len(),
     );
     let base = format!("https://{}/v1", config.listen);
-    let answers = ask_all(&beir, &judged, &base, &token, &listen_ca, args.clients).await;
+    let answers = ask_all(
+        &beir,
+        &judged,
+        &base,
+        &tokens,
+        &listen_ca,
+        upstreams.clone(),
+    )
+    .await;
     drop(server);
     let answers = answers?;
 
     let live = score_live(&beir, &answers);
     let model = MiniLm::load_with(&config.ranking.model_dir, config.ranking.max_tokens)?;
-    let (ceiling, missing) = score_ceiling(&beir, &answers, &vendors, &model, args.connectors)?;
-    if missing > 0 {
-        eprintln!("eval-live: {missing} queries had no recorded vendor candidates");
-    }
+    let ceiling = score_ceiling(&beir, &answers, &model)?;
+    let (zero, per_connector) = zero_result_rates(&answers, &connectors);
     let mut latencies: Vec<u64> = answers.iter().map(|a| a.millis).collect();
     latencies.sort_unstable();
     println!("queries {}", answers.len());
-    println!("clients {}", args.clients);
+    println!("clients {}", tokens.len());
     println!("nDCG@10 {:.4}", live.ndcg);
     println!("recall@10 {:.4}", live.recall);
     println!("p50_ms {}", percentile(&latencies, 0.50));
@@ -126,9 +169,13 @@ pub async fn run(args: EvalLiveArgs) -> Result<()> {
     deep.sort_unstable();
     println!("deep_search_p50_ms {}", percentile(&deep, 0.50));
     println!("deep_search_p99_ms {}", percentile(&deep, 0.99));
-    println!("ceiling_nDCG@10 {:.4}", ceiling);
+    println!("ceiling_nDCG@10 {ceiling:.4}");
     if ceiling > 0.0 {
         println!("live/ceiling {:.4}", live.ndcg / ceiling);
+    }
+    println!("zero_result_rate {zero:.4}");
+    for (connector, rate, searches) in per_connector {
+        println!("zero_result_rate.{connector} {rate:.4} ({searches} searches)");
     }
     Ok(())
 }

@@ -1,14 +1,11 @@
 //! Scoring: the live answers merged as an assistant would and judged, the
 //! ceiling of the vendors' candidates ranked offline, and percentiles.
 
-use std::collections::HashMap;
-
 use anyhow::Result;
 
 use super::MAX_RESULTS;
 use super::clients::LiveAnswer;
-use super::server::vendor_id;
-use super::vendors::{Vendors, question_words};
+use super::upstreams::Search;
 use crate::rank::eval::{Beir, ndcg_at_10, recall_at_10};
 use crate::rank::{Candidate, Embedder, Semantic, plan};
 
@@ -54,55 +51,70 @@ fn top_ten_ids(beir: &Beir, documents: impl Iterator<Item = usize>) -> Vec<&str>
     ids
 }
 
-/// Mean nDCG@10 of the vendors' candidates ranked offline, every passage
-/// embedded; and how many queries had no recorded candidates.
+/// Mean nDCG@10 of what the vendors returned for each query (every search
+/// its connectors made), ranked offline with every passage embedded and no
+/// deadline: the best the ranking could do with those candidates.
 pub(super) fn score_ceiling(
     beir: &Beir,
     answers: &[LiveAnswer],
-    vendors: &Vendors,
     model: &dyn Embedder,
-    count: usize,
-) -> Result<(f64, usize)> {
-    let (mut ndcg, mut scored, mut missing) = (0.0, 0usize, 0usize);
-    let names: Vec<String> = (0..count).map(vendor_id).collect();
+) -> Result<f64> {
+    let mut ndcg = 0.0;
     for answer in answers {
         let question = &beir.queries[answer.query];
-        let words = question_words(&question.text);
-        let mut candidates = Vec::new();
-        let mut documents = HashMap::new();
-        let mut recorded = true;
-        for (vendor, name) in names.iter().enumerate() {
-            let Some(found) = vendors.returned_for(vendor, &words) else {
-                recorded = false;
-                break;
-            };
-            for (position, &i) in found.iter().enumerate() {
-                documents.insert((vendor, position), i);
-                candidates.push(Candidate {
-                    connector: name,
-                    document_index: position,
-                    document_id: &beir.corpus[i].id,
-                    title: &beir.corpus[i].title,
-                    content: &beir.corpus[i].text,
-                });
+        // Each connector's documents once, in the order they came.
+        let mut documents: Vec<(&str, usize)> = Vec::new();
+        for search in &answer.searches {
+            for &document in &search.returned {
+                if !documents.contains(&(search.connector.as_str(), document)) {
+                    documents.push((search.connector.as_str(), document));
+                }
             }
         }
-        if !recorded {
-            missing += 1;
-            continue;
-        }
+        let candidates: Vec<Candidate> = documents
+            .iter()
+            .enumerate()
+            .map(|(position, &(connector, i))| Candidate {
+                connector,
+                document_index: position,
+                document_id: &beir.corpus[i].id,
+                title: &beir.corpus[i].title,
+                content: &beir.corpus[i].text,
+            })
+            .collect();
         let plan = plan(&question.text, crate::store::now());
         let semantic = Semantic::new(model, &question.text, usize::MAX)?;
         let ranked = crate::rank::rank(&plan, &candidates, MAX_RESULTS, Some(&semantic))?;
-        let order = ranked.iter().map(|r| {
-            let vendor = names.iter().position(|n| *n == r.connector).expect("ours");
-            documents[&(vendor, r.document_index)]
-        });
+        let order = ranked.iter().map(|r| documents[r.document_index].1);
         let ids = top_ten_ids(beir, order);
         ndcg += ndcg_at_10(&ids, &beir.qrels[&question.id]);
-        scored += 1;
     }
-    Ok((ndcg / scored.max(1) as f64, missing))
+    Ok(ndcg / answers.len().max(1) as f64)
+}
+
+/// The share of searches that found nothing: overall, and per connector
+/// (in the order given).
+pub(super) fn zero_result_rates(
+    answers: &[LiveAnswer],
+    connectors: &[String],
+) -> (f64, Vec<(String, f64, usize)>) {
+    let searches: Vec<&Search> = answers.iter().flat_map(|a| &a.searches).collect();
+    let rate = |of: &[&&Search]| {
+        let empty = of.iter().filter(|s| s.returned.is_empty()).count();
+        empty as f64 / of.len().max(1) as f64
+    };
+    let all: Vec<&&Search> = searches.iter().collect();
+    let per_connector = connectors
+        .iter()
+        .map(|connector| {
+            let of: Vec<&&Search> = searches
+                .iter()
+                .filter(|s| &s.connector == connector)
+                .collect();
+            (connector.clone(), rate(&of), of.len())
+        })
+        .collect();
+    (rate(&all), per_connector)
 }
 
 pub(super) fn percentile(sorted: &[u64], p: f64) -> u64 {

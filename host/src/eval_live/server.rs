@@ -1,50 +1,34 @@
-//! The server under measurement: its configuration, a user with every
-//! vendor connected (through `quarry admin`), and its process.
+//! The server under measurement: its configuration, a user per client with
+//! every vendor connected (through `quarry admin`), and its process.
 
-use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use serde_json::Value;
 
-use super::{EvalLiveArgs, SCOPE};
+use super::EvalLiveArgs;
+use super::upstreams::{Upstreams, install};
 use crate::config::Config;
 
-/// The product's defaults, with the vendors' copies of the GitHub
-/// connector, limits that the evaluation does not hit, and the vendors'
-/// address for api.github.com. Only keys every build knows, so that a
-/// baseline binary reads it too. Returns the file and the configuration.
+/// The product's defaults, with the vendors' connectors, limits that the
+/// evaluation does not hit, and the vendors' host names sent to their
+/// address. Only keys every build knows, so that a baseline binary reads it
+/// too. Returns the file and the configuration.
 pub(super) fn server_config(
     args: &EvalLiveArgs,
     data: &Path,
-    vendors: SocketAddr,
+    upstreams: &dyn Upstreams,
 ) -> Result<(PathBuf, Config)> {
     let plugins = data.join("plugins");
-    std::fs::create_dir_all(&plugins)?;
-    let wasm = std::fs::read(args.plugins_dir.join("github.wasm")).with_context(|| {
-        format!(
-            "the GitHub connector is missing from {}: build the connectors with \
-             `cargo run -p quarry-plugin-builder`",
-            args.plugins_dir.display()
-        )
-    })?;
-    let manifest = std::fs::read_to_string(args.plugins_dir.join("github.toml"))?;
-    for vendor in 0..args.connectors {
-        let id = vendor_id(vendor);
-        std::fs::write(plugins.join(format!("{id}.wasm")), &wasm)?;
-        let renamed = manifest
-            .replacen("id = \"github\"", &format!("id = \"{id}\""), 1)
-            .replacen(
-                "label = \"GitHub\"",
-                &format!("label = \"Vendor {}\"", vendor + 1),
-                1,
-            );
-        std::fs::write(plugins.join(format!("{id}.toml")), renamed)?;
-    }
-    let vendor_ca = std::fs::read_to_string(data.join("vendor-ca.pem"))?;
-    let tls = crate::demo::write_certificates(data, &vendor_ca)?;
+    install(upstreams, &args.plugins_dir, &plugins)?;
+    let tls = crate::demo::write_certificates(data, &upstreams.ca_pem())?;
     let listen = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?;
+    let overrides: Vec<String> = upstreams
+        .hosts()
+        .iter()
+        .map(|host| format!("\"{host}\" = \"{}\"", upstreams.addr()))
+        .collect();
     let text = format!(
         r#"
 listen = "{listen}"
@@ -55,7 +39,7 @@ plugins_dir = "{plugins}"
 cert = "{cert}"
 key = "{key}"
 [upstream]
-host_overrides = {{ "api.github.com" = "{vendors}" }}
+host_overrides = {{ {overrides} }}
 extra_root_certs = ["{vendor_ca}"]
 [limits.query]
 minute = 100000
@@ -70,6 +54,7 @@ day = 1000000
         cert = tls.cert.display(),
         key = tls.key.display(),
         vendor_ca = tls.fake_ca.display(),
+        overrides = overrides.join(", "),
     );
     let file = data.join("quarry.toml");
     std::fs::write(&file, &text)?;
@@ -78,34 +63,45 @@ day = 1000000
     Ok((file, config))
 }
 
-pub(super) fn vendor_id(vendor: usize) -> String {
-    format!("vendor-{}", vendor + 1)
-}
-
-/// One user with every vendor connected, through `quarry admin` (before the
-/// server starts); returns an API token.
-pub(super) fn connect_user(bin: &Path, config: &Path, vendors: usize) -> Result<String> {
-    const EMAIL: &str = "eval@quarry.test";
-    admin(bin, config, &["create-user", EMAIL])?;
-    for vendor in 0..vendors {
-        let token = format!("--token=eval-vendor-{vendor}");
-        let setting = format!("--setting=scope={SCOPE}");
-        admin(
+/// A user per client with every vendor connected, through `quarry admin`
+/// (before the server starts); returns each one's API token.
+pub(super) fn connect_users(
+    bin: &Path,
+    config: &Path,
+    upstreams: &dyn Upstreams,
+    clients: usize,
+) -> Result<Vec<String>> {
+    let mut tokens = Vec::new();
+    for client in 0..clients {
+        let email = format!("eval{client}@quarry.test");
+        admin(bin, config, &["create-user", &email])?;
+        for connection in upstreams.connections(client) {
+            let mut args = vec![
+                "connect".to_string(),
+                email.clone(),
+                connection.id.clone(),
+                format!("--token={}", connection.token),
+            ];
+            for (name, value) in &connection.settings {
+                args.push(format!("--setting={name}={value}"));
+            }
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            admin(bin, config, &args)?;
+        }
+        let issued = admin(
             bin,
             config,
-            &["connect", EMAIL, &vendor_id(vendor), &token, &setting],
+            &["issue-token", &email, "--ttl-seconds", "86400"],
         )?;
+        let issued: Value = serde_json::from_str(issued.trim())?;
+        tokens.push(
+            issued["token"]
+                .as_str()
+                .context("issue-token printed no token")?
+                .to_string(),
+        );
     }
-    let issued = admin(
-        bin,
-        config,
-        &["issue-token", EMAIL, "--ttl-seconds", "86400"],
-    )?;
-    let issued: Value = serde_json::from_str(issued.trim())?;
-    Ok(issued["token"]
-        .as_str()
-        .context("issue-token printed no token")?
-        .to_string())
+    Ok(tokens)
 }
 
 fn admin(bin: &Path, config: &Path, args: &[&str]) -> Result<String> {
