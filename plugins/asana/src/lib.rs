@@ -48,7 +48,7 @@ impl Connector for Asana {
                 let body: Value = check(answer?)?.json()?;
                 found.push(body.array_at("/data").to_vec());
             }
-            merge(found, |task| task.string_at("/gid"), want)
+            merge(found, |task| task.id_at("/gid"), want)
         } else {
             typeahead(&base, &texts[0], want.min(MAX_READS))?
         };

@@ -9,8 +9,9 @@
 //! group), `AND`ed with a group of `updated_at` bounds (Unix seconds,
 //! strict `>`/`<`; from 2.13 a group holds either filters or groups, not
 //! both). The search has no order to ask for (its request has no `sort`),
-//! so one page of the most Intercom gives (150) is sorted by last update
-//! and the newest are read in full. Citations are the inbox's conversation
+//! so one page of the most Intercom gives (150) is ordered here: the
+//! conversations whose first message holds the most of the words first,
+//! the newest among equals, and the best are read in full. Citations are the inbox's conversation
 //! pages; the workspace id in them comes from the `workspace_id` setting,
 //! else from `GET /me` (sent with the search).
 
@@ -36,8 +37,10 @@ impl Connector for Intercom {
         let want = request.max_results.clamp(1, PAGE_SIZE as u32) as usize;
         let (app, answer) = app_and_search(&request, search_page(&query))?;
         let mut conversations = read_page(check(answer?)?)?;
-        // The newest first: the search itself has no order to ask for.
-        conversations.sort_by_key(|c| std::cmp::Reverse(c.i64_at("/updated_at").unwrap_or(0)));
+        let words = words(&request);
+        conversations.sort_by_key(|c| {
+            std::cmp::Reverse((words_held(c, &words), c.i64_at("/updated_at").unwrap_or(0)))
+        });
         conversations.truncate(want);
         let mut picked: Vec<(usize, &Value)> = Vec::new();
         let mut seen = std::collections::BTreeSet::new();
@@ -177,6 +180,21 @@ fn words(request: &SearchRequest) -> Vec<String> {
     }
     words.truncate(MAX_WORDS);
     words
+}
+
+/// How many of `words` a conversation's first message (its subject and
+/// body) holds: the search's own answer has no order.
+fn words_held(conversation: &Value, words: &[String]) -> usize {
+    let text = format!(
+        "{} {}",
+        conversation.str_at("/source/subject").unwrap_or_default(),
+        html_to_text(conversation.str_at("/source/body").unwrap_or_default())
+    )
+    .to_lowercase();
+    words
+        .iter()
+        .filter(|word| text.contains(&word.to_lowercase()))
+        .count()
 }
 
 fn search_query(request: &SearchRequest) -> Value {

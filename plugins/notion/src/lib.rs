@@ -1,12 +1,13 @@
 //! Notion: pages, through `POST /v1/search` and the pages' block children.
 //!
 //! Notion's search matches page titles only, and a title holds few words:
-//! the connector asks for the question's most specific terms, two by two
-//! and then alone, in one batch, and merges the pages found. Each page is
+//! the connector asks for the question's most specific terms each alone
+//! (one or two terms: together, then alone), in one batch, and merges the
+//! pages found. Each page is
 //! then read (`GET /v1/blocks/{id}/children`, first page of blocks) to give
 //! the host real text to rank and cite; those reads go out together too.
 
-use quarry_connector_sdk::plan::{narrower, search_all, terms_by_specificity, written};
+use quarry_connector_sdk::plan::{narrower_for_titles, search_all, terms_by_specificity, written};
 use quarry_connector_sdk::prelude::*;
 use quarry_connector_sdk::text::join_non_empty;
 
@@ -41,7 +42,7 @@ impl Connector for Notion {
                 let body: Value = response.error_for_status()?.json()?;
                 Ok(body.array_at("/results").to_vec())
             },
-            |page| page.string_at("/id"),
+            |page| page.id_at("/id"),
             want,
         )?;
         let pages: Vec<(&Value, &str)> = pages
@@ -66,7 +67,7 @@ impl Connector for Notion {
 /// question as typed when it has none.
 fn queries(request: &SearchRequest) -> Vec<String> {
     let terms = terms_by_specificity(request);
-    let queries: Vec<String> = narrower(&terms, MAX_QUERIES)
+    let queries: Vec<String> = narrower_for_titles(&terms, MAX_QUERIES)
         .iter()
         .map(|query| written(query, " ").replace('"', ""))
         .collect();

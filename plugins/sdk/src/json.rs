@@ -29,6 +29,16 @@ pub trait JsonExt {
             .filter(|cursor| !cursor.is_empty())
             .map(String::from)
     }
+    /// An identifier at `pointer`, whether the vendor writes it as a string
+    /// or a number (Zendesk's ticket ids), as text; empty when missing.
+    fn id_at(&self, pointer: &str) -> String {
+        match self.value_at(pointer) {
+            Some(Value::String(id)) => id.clone(),
+            Some(Value::Number(id)) => id.to_string(),
+            _ => String::new(),
+        }
+    }
+    fn value_at(&self, pointer: &str) -> Option<&Value>;
     fn bool_at(&self, pointer: &str) -> Option<bool>;
     fn i64_at(&self, pointer: &str) -> Option<i64>;
 }
@@ -43,6 +53,10 @@ impl JsonExt for Value {
             .and_then(Value::as_array)
             .map(Vec::as_slice)
             .unwrap_or_default()
+    }
+
+    fn value_at(&self, pointer: &str) -> Option<&Value> {
+        self.pointer(pointer)
     }
 
     fn bool_at(&self, pointer: &str) -> Option<bool> {

@@ -142,6 +142,21 @@ pub fn narrower(terms: &[Term], max_queries: usize) -> Vec<Vec<Term>> {
     queries
 }
 
+/// Queries for an engine that needs every word of a query in a short field
+/// (Notion searches titles): a title rarely holds two of a long question's
+/// words, so the most specific terms go alone; one or two terms as for
+/// [`narrower`] (together, then alone).
+pub fn narrower_for_titles(terms: &[Term], max_queries: usize) -> Vec<Vec<Term>> {
+    if terms.len() <= 2 {
+        return narrower(terms, max_queries);
+    }
+    terms
+        .iter()
+        .take(max_queries.max(1))
+        .map(|term| vec![term.clone()])
+        .collect()
+}
+
 /// A query's terms as an engine that reads them side by side takes them:
 /// phrases quoted, joined by `sep`.
 pub fn written(terms: &[Term], sep: &str) -> String {
@@ -176,7 +191,8 @@ pub fn search_all(
 
 /// Merges the answers of several queries, each best first: the first of
 /// each, then the second of each..., a record once (the first time `id`
-/// gives its id), at most `max`.
+/// gives its id; a record without one, an empty id, is never taken for
+/// another), at most `max`.
 pub fn merge<T>(answers: Vec<Vec<T>>, id: impl Fn(&T) -> String, max: usize) -> Vec<T> {
     let mut seen = std::collections::HashSet::new();
     let mut merged = Vec::new();
@@ -186,7 +202,8 @@ pub fn merge<T>(answers: Vec<Vec<T>>, id: impl Fn(&T) -> String, max: usize) -> 
         for answer in answers.iter_mut() {
             let Some(item) = answer.next() else { continue };
             any = true;
-            if seen.insert(id(&item)) && merged.len() < max {
+            let id = id(&item);
+            if (id.is_empty() || seen.insert(id)) && merged.len() < max {
                 merged.push(item);
             }
         }
@@ -330,6 +347,19 @@ mod tests {
     }
 
     #[test]
+    fn title_queries_take_long_questions_word_by_word() {
+        let [a, b, c, d] = ["a", "b", "c", "d"].map(Term::word);
+        let written = |queries: Vec<Vec<Term>>| -> Vec<String> {
+            queries.iter().map(|q| words(q).join(" ")).collect()
+        };
+        assert_eq!(
+            written(narrower_for_titles(&[a.clone(), b.clone(), c, d], 3)),
+            ["a", "b", "c"]
+        );
+        assert_eq!(written(narrower_for_titles(&[a, b], 3)), ["a b", "a", "b"]);
+    }
+
+    #[test]
     fn merge_interleaves_and_keeps_each_once() {
         let merged = merge(
             vec![vec![1, 2, 3], vec![2, 4], vec![5]],
@@ -337,5 +367,7 @@ mod tests {
             4,
         );
         assert_eq!(merged, [1, 2, 5, 4]);
+        let anonymous = merge(vec![vec![1, 2], vec![3]], |_| String::new(), 5);
+        assert_eq!(anonymous, [1, 3, 2], "no id, no duplicate");
     }
 }

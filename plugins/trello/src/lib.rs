@@ -20,6 +20,8 @@ const CARD_FIELDS: &str =
     "name,desc,url,dateLastActivity,idBoard,idList,idMembers,labels,closed,due";
 /// Queries one question may cost.
 const MAX_QUERIES: usize = 2;
+/// Cards asked for when the question names a time range.
+const RANGED_LIMIT: usize = 200;
 
 struct Trello;
 
@@ -30,6 +32,10 @@ impl Connector for Trello {
             return Ok(Vec::new());
         }
         let want = request.max_results.clamp(1, 100) as usize;
+        // Trello's search has no absolute dates: with a time range, ask
+        // for many more cards (up to 1,000 a page) and keep those in it.
+        let ranged = request.since.is_some() || request.until.is_some();
+        let limit = if ranged { RANGED_LIMIT.max(want) } else { want };
         let searches = queries
             .iter()
             .map(|query| {
@@ -37,7 +43,7 @@ impl Connector for Trello {
                     .param("query", query)
                     .param("modelTypes", "cards")
                     .param("card_fields", CARD_FIELDS)
-                    .param("cards_limit", want)
+                    .param("cards_limit", limit)
                     .param("card_board", "true")
                     .param("card_list", "true")
                     .param("card_members", "true")
@@ -57,8 +63,8 @@ impl Connector for Trello {
                 }
                 Ok(body.array_at("/cards").to_vec())
             },
-            |card| card.string_at("/id"),
-            want,
+            |card| card.id_at("/id"),
+            limit,
         )?;
         let mut documents: Vec<Document> = Vec::new();
         for doc in cards.iter().filter_map(to_document) {
@@ -68,6 +74,7 @@ impl Connector for Trello {
                 documents.push(doc);
             }
         }
+        documents.truncate(want);
         Ok(documents)
     }
 }

@@ -41,7 +41,7 @@ impl Connector for Zendesk {
                 let body: Value = response.error_for_status()?.json()?;
                 Ok(body.array_at("/results").to_vec())
             },
-            |ticket| ticket.string_at("/id"),
+            |ticket| ticket.id_at("/id"),
             want,
         )?;
         Ok(tickets
