@@ -82,7 +82,7 @@ pub(crate) fn find(words: &[String], usable: &[bool], now: i64) -> TimeMatch {
     while at < words.len() {
         match parser
             .expression(at)
-            .filter(|(found, _)| !before_the_tools(*found))
+            .filter(|(_, next)| !names_a_year_before_the_tools(&words[at..*next]))
         {
             Some((found, next)) => {
                 bounds = bounds.intersect(found);
@@ -95,15 +95,20 @@ pub(crate) fn find(words: &[String], usable: &[bool], now: i64) -> TimeMatch {
     TimeMatch { bounds, used }
 }
 
-/// The first instant a company's tools hold records of: 1990-01-01.
-const EARLIEST_RECORDS: i64 = 631_152_000;
+/// The first year a company's tools hold records of.
+const EARLIEST_RECORDS: u32 = 1990;
 
-/// Whether a bound lies before any record a tool holds: then the time is
-/// the subject of the question ("bands formed since 1974", "before 1900"),
-/// not when the records changed, and its words stay search terms.
-fn before_the_tools(bounds: Bounds) -> bool {
-    let early = |bound: Option<i64>| bound.is_some_and(|at| at < EARLIEST_RECORDS);
-    early(bounds.since) || early(bounds.until)
+/// Whether an expression names a year before any record a tool holds
+/// ("bands formed since 1974", "before 1900"): then the year is the
+/// subject of the question, not when its records changed, and the words
+/// stay search terms. Relative times ("the last 50 years") are times.
+fn names_a_year_before_the_tools(expression: &[String]) -> bool {
+    expression.iter().any(|word| {
+        word.len() == 4
+            && word
+                .parse::<u32>()
+                .is_ok_and(|year| (1000..EARLIEST_RECORDS).contains(&year))
+    })
 }
 
 /// A stretch of time: `start` inclusive; `end` the inclusive last second,
