@@ -111,15 +111,14 @@ pub fn any_of(
 }
 
 /// Queries for an engine that needs every word of a query, at most
-/// `max_queries`, each a list of terms to send together:
-///
-/// - one or two terms: all of them, then each alone;
-/// - more: each pair of the three most specific terms (a record that holds
-///   two of them is found, whichever the third), then the most specific
-///   terms alone.
-///
-/// The queries of more than one term come first: they are the precise
-/// ones, and a merge keeps their records first.
+/// `max_queries`, each a list of terms to send together, alternating the
+/// precise and the broad: the two most specific terms together, the most
+/// specific alone, the second alone, then the other pairs of the three most
+/// specific and the third alone. (One or two terms: all of them, then each
+/// alone.) A pair finds the records about both; a term alone is seldom
+/// empty, so a question still finds something when no record holds two of
+/// its words. The precise query comes first: a merge keeps its records
+/// first.
 pub fn narrower(terms: &[Term], max_queries: usize) -> Vec<Vec<Term>> {
     let mut queries: Vec<Vec<Term>> = Vec::new();
     let mut push = |query: Vec<Term>| {
@@ -127,16 +126,21 @@ pub fn narrower(terms: &[Term], max_queries: usize) -> Vec<Vec<Term>> {
             queries.push(query);
         }
     };
-    if terms.len() <= 2 {
-        push(terms.to_vec());
-    } else {
-        let top = &terms[..3];
-        for (a, b) in [(0, 1), (0, 2), (1, 2)] {
-            push(vec![top[a].clone(), top[b].clone()]);
+    let pair = |a: usize, b: usize| vec![terms[a].clone(), terms[b].clone()];
+    match terms.len() {
+        0 => {}
+        1 | 2 => {
+            push(terms.to_vec());
+            terms.iter().for_each(|t| push(vec![t.clone()]));
         }
-    }
-    for term in terms {
-        push(vec![term.clone()]);
+        _ => {
+            push(pair(0, 1));
+            push(vec![terms[0].clone()]);
+            push(vec![terms[1].clone()]);
+            push(pair(0, 2));
+            push(pair(1, 2));
+            push(vec![terms[2].clone()]);
+        }
     }
     queries.truncate(max_queries.max(1));
     queries
@@ -294,7 +298,7 @@ mod tests {
         let [a, b, c, d] = ["a", "b", "c", "d"].map(Term::word);
         let queries = narrower(&[a.clone(), b.clone(), c.clone(), d.clone()], 5);
         let written: Vec<String> = queries.iter().map(|q| words(q).join(" ")).collect();
-        assert_eq!(written, ["a b", "a c", "b c", "a", "b"]);
+        assert_eq!(written, ["a b", "a", "b", "a c", "b c"]);
         let two = narrower(&[a.clone(), b.clone()], 3);
         let written: Vec<String> = two.iter().map(|q| words(q).join(" ")).collect();
         assert_eq!(written, ["a b", "a", "b"]);

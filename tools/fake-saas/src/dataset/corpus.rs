@@ -75,7 +75,10 @@ pub fn use_corpus(documents: &[CorpusDocument], vendors: &[&str]) -> anyhow::Res
     };
     for (i, document) in documents.iter().enumerate() {
         let url = match vendors[i % vendors.len()] {
-            "github" => push(&mut corpus.github, github(i, document), |r| &r.html_url),
+            "github" => {
+                let pull_request = corpus.github.len() % 2 == 1;
+                push(&mut corpus.github, github(i, document, pull_request), |r| &r.html_url)
+            }
             "slack" => push(&mut corpus.slack, slack(i, document), |r| &r.permalink),
             "jira" => push(&mut corpus.jira, jira(i, document), |r| &r.url),
             "confluence" => push(&mut corpus.confluence, confluence(i, document), |r| &r.url),
@@ -97,7 +100,9 @@ fn push<R>(records: &mut Vec<R>, record: R, url: impl Fn(&R) -> &String) -> Stri
     url
 }
 
-fn github(i: usize, d: &CorpusDocument) -> GithubItem {
+/// Half the repository's items are pull requests (`pull_request`), as a
+/// repository holds both.
+fn github(i: usize, d: &CorpusDocument, pull_request: bool) -> GithubItem {
     GithubItem {
         id: 9_000_000 + i as u64,
         node_id: format!("I_corpus{i}"),
@@ -108,7 +113,7 @@ fn github(i: usize, d: &CorpusDocument) -> GithubItem {
         user_login: "corpus".into(),
         user_id: 9_000_000,
         state: "open".into(),
-        is_pull_request: false,
+        is_pull_request: pull_request,
         draft: false,
         labels: Vec::new(),
         comments: 0,
@@ -116,7 +121,10 @@ fn github(i: usize, d: &CorpusDocument) -> GithubItem {
         updated_at: TIME.into(),
         closed_at: None,
         merged_at: None,
-        html_url: format!("https://github.com/eval/corpus/issues/{i}"),
+        html_url: format!(
+            "https://github.com/eval/corpus/{}/{i}",
+            if pull_request { "pull" } else { "issues" }
+        ),
         story: String::new(),
         created_unix: UNIX,
         updated_unix: UNIX,
