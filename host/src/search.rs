@@ -23,10 +23,18 @@ use crate::metrics::Metrics;
 use crate::rank::{self, Job, Method, Passage, Priority, QueryPlan, Scheduler};
 use crate::store::{Grant, GrantStatus, now, random_hex};
 
-/// How many records to ask each connector for: more than will be shown, so
-/// that ranking has something to choose from.
-fn candidates_wanted(max_results: usize) -> u32 {
-    (max_results * 2).clamp(20, 100) as u32
+/// About how many records a question asks its connectors for together:
+/// what the model reads within a question's time on two cores.
+const CANDIDATES: usize = 90;
+
+/// How many records to ask each of `connectors` connectors for: more than
+/// will be shown, so that ranking has something to choose from (twice
+/// `max_results`, at least 20), but with many connectors their share of
+/// [`CANDIDATES`], never fewer than `max_results`.
+fn candidates_wanted(max_results: usize, connectors: usize) -> u32 {
+    let share = CANDIDATES / connectors.max(1);
+    let most = (max_results * 2).max(20);
+    share.clamp(max_results, most).min(100) as u32
 }
 
 /// The job key of the question's own vector (passages use their position).
@@ -147,7 +155,7 @@ impl Search {
     ) -> anyhow::Result<Answer> {
         let started = Instant::now();
         let plan = rank::plan(question, now());
-        let request = search_request(&plan, max_results);
+        let request = search_request(&plan, max_results, connectors.len());
         let mut job = self.semantic.as_ref().map(|s| {
             let mut job = s.scheduler.job(user_id, Priority::Live, true);
             job.submit(QUESTION, question, 0);
@@ -303,14 +311,14 @@ impl Search {
     }
 }
 
-pub fn search_request(plan: &QueryPlan, max_results: usize) -> SearchRequest {
+pub fn search_request(plan: &QueryPlan, max_results: usize, connectors: usize) -> SearchRequest {
     SearchRequest {
         query: plan.keywords.clone(),
         terms: plan.terms.clone(),
         phrases: plan.phrases.clone(),
         since: plan.since.clone(),
         until: plan.until.clone(),
-        max_results: candidates_wanted(max_results),
+        max_results: candidates_wanted(max_results, connectors),
         settings: Vec::new(),
     }
 }

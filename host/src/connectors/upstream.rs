@@ -213,8 +213,32 @@ impl Upstream {
             builder = builder.body(body.clone());
         }
         tracing::debug!(connector = %call.manifest.id, method = request.method.as_str(), url = %shown_url(&request.url), "fetch");
+        log_what_was_sent(&call.manifest.id, request);
         builder.send().await.map_err(network_error)
     }
+}
+
+/// What a connector asked its vendor for, the user's words included (the
+/// query string, the body's first 2 KiB): at trace level on a target of its
+/// own, `RUST_LOG=quarry::connectors::sent=trace`, for an operator who
+/// needs to see how a question was planned. Never at info.
+fn log_what_was_sent(connector: &str, request: &Admitted) {
+    const SHOWN: usize = 2048;
+    if !tracing::enabled!(target: "quarry::connectors::sent", tracing::Level::TRACE) {
+        return;
+    }
+    let body = request.body.as_deref().map(|body| {
+        let cut = &body[..body.len().min(SHOWN)];
+        String::from_utf8_lossy(cut).into_owned()
+    });
+    tracing::trace!(
+        target: "quarry::connectors::sent",
+        %connector,
+        method = request.method.as_str(),
+        url = %request.url,
+        body = body.as_deref().unwrap_or(""),
+        "sent"
+    );
 }
 
 /// What one connector call may still do.

@@ -43,7 +43,7 @@ use crate::rank::eval::Beir;
 use clients::ask_all;
 use lenient::Lenient;
 use scores::{percentile, score_ceiling, score_live, zero_result_rates};
-use server::{Server, connect_users, server_config};
+use server::{Server, connect_users, server_config, stage_means};
 use upstreams::Upstreams;
 use vendor_true::VendorTrue;
 
@@ -149,6 +149,7 @@ pub async fn run(args: EvalLiveArgs) -> Result<()> {
         upstreams.clone(),
     )
     .await;
+    let stages = stage_means(&config.listen.to_string(), &listen_ca).await;
     drop(server);
     let answers = answers?;
 
@@ -172,6 +173,9 @@ pub async fn run(args: EvalLiveArgs) -> Result<()> {
     println!("ceiling_nDCG@10 {ceiling:.4}");
     if ceiling > 0.0 {
         println!("live/ceiling {:.4}", live.ndcg / ceiling);
+    }
+    for (stage, millis) in stages.unwrap_or_default() {
+        println!("mean_ms.{stage} {millis:.0}");
     }
     println!("zero_result_rate {zero:.4}");
     for (connector, rate, searches) in per_connector {

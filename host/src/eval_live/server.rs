@@ -174,3 +174,58 @@ impl Drop for Server {
         let _ = self.child.wait();
     }
 }
+
+/// The server's own account of where a query's time went: the mean of each
+/// stage of `/v1/query` and of each connector's calls, from `/metrics`
+/// (Prometheus text: `quarry_query_stage_seconds_sum{stage="..."}`, its
+/// `_count`, and the same for `quarry_connector_call_seconds` by
+/// connector), in milliseconds.
+pub(super) async fn stage_means(listen: &str, ca: &Path) -> Result<Vec<(String, f64)>> {
+    let client = reqwest::Client::builder()
+        .add_root_certificate(reqwest::Certificate::from_pem(&std::fs::read(ca)?)?)
+        .build()?;
+    let text = client
+        .get(format!("https://{listen}/metrics"))
+        .send()
+        .await?
+        .text()
+        .await?;
+    let mut sums = std::collections::BTreeMap::<String, (f64, f64)>::new();
+    for line in text.lines() {
+        for (metric, label, name) in [
+            ("quarry_query_stage_seconds", "stage", "stage"),
+            ("quarry_connector_call_seconds", "connector", "connector"),
+        ] {
+            let Some(rest) = line.strip_prefix(metric) else {
+                continue;
+            };
+            let (part, rest) = match (rest.strip_prefix("_sum{"), rest.strip_prefix("_count{")) {
+                (Some(rest), _) => (0, rest),
+                (_, Some(rest)) => (1, rest),
+                _ => continue,
+            };
+            let Some((labels, value)) = rest.split_once("} ") else {
+                continue;
+            };
+            let Some(key) = labels
+                .split(',')
+                .find_map(|l| l.strip_prefix(&format!("{label}=\"")))
+                .map(|v| v.trim_end_matches('"'))
+            else {
+                continue;
+            };
+            let value: f64 = value.trim().parse().unwrap_or(0.0);
+            let entry = sums.entry(format!("{name}.{key}")).or_default();
+            if part == 0 {
+                entry.0 += value;
+            } else {
+                entry.1 += value;
+            }
+        }
+    }
+    Ok(sums
+        .into_iter()
+        .filter(|(_, (_, count))| *count > 0.0)
+        .map(|(key, (sum, count))| (key, sum / count * 1000.0))
+        .collect())
+}

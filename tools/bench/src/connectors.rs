@@ -72,7 +72,7 @@ fn question(connector: &str, text: &str) -> SearchRequest {
     let plan = quarry::rank::plan(text, now);
     SearchRequest {
         settings: quarry::demo::demo_settings(connector),
-        ..quarry::search::search_request(&plan, 10)
+        ..quarry::search::search_request(&plan, 10, 1)
     }
 }
 

@@ -64,6 +64,15 @@ enum Command {
         #[arg(long)]
         ca_out: Option<PathBuf>,
     },
+    /// Write the fictional company as a retrieval benchmark in BEIR's
+    /// format (corpus.jsonl, queries.jsonl, qrels/test.tsv): every record a
+    /// document, every story's title a question, its records the relevant
+    /// ones (for `quarry eval-live`).
+    Beir {
+        /// The folder to write.
+        #[arg(long)]
+        out: PathBuf,
+    },
 }
 
 const FIXTURES_HELP: &str = r#"DIR/routes.toml:
@@ -95,13 +104,21 @@ async fn main() -> anyhow::Result<()> {
         )
         .init();
     let args = Args::parse();
-    if let Some(Command::Fixtures {
-        dir,
-        listen,
-        ca_out,
-    }) = args.command
-    {
-        return serve_fixtures(&dir, listen, ca_out).await;
+    match args.command {
+        Some(Command::Fixtures {
+            dir,
+            listen,
+            ca_out,
+        }) => return serve_fixtures(&dir, listen, ca_out).await,
+        Some(Command::Beir { out }) => {
+            let (documents, questions, judgements) = fake_saas::dataset::beir::write_beir(&out)?;
+            eprintln!(
+                "fake-saas beir: {documents} documents, {questions} questions, {judgements} judgements in {}",
+                out.display()
+            );
+            return Ok(());
+        }
+        None => {}
     }
     let fake = FakeSaas::start(FakeSaasConfig {
         listen: args.listen,

@@ -77,7 +77,9 @@ pub fn use_corpus(documents: &[CorpusDocument], vendors: &[&str]) -> anyhow::Res
         let url = match vendors[i % vendors.len()] {
             "github" => {
                 let pull_request = corpus.github.len() % 2 == 1;
-                push(&mut corpus.github, github(i, document, pull_request), |r| &r.html_url)
+                push(&mut corpus.github, github(i, document, pull_request), |r| {
+                    &r.html_url
+                })
             }
             "slack" => push(&mut corpus.slack, slack(i, document), |r| &r.permalink),
             "jira" => push(&mut corpus.jira, jira(i, document), |r| &r.url),

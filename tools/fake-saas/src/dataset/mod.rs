@@ -77,6 +77,7 @@ mod stories;
 mod zendesk;
 // Salesforce, Microsoft 365, Asana, Trello, Intercom.
 mod asana;
+pub mod beir;
 mod intercom;
 mod microsoft;
 mod salesforce;
