@@ -96,6 +96,17 @@ pub fn use_corpus(documents: &[CorpusDocument], vendors: &[&str]) -> anyhow::Res
     Ok(citations)
 }
 
+/// A record's title: the document's, or, for a document without one (a
+/// chat message, a CRM record), its opening words, as a page, an issue or
+/// a ticket always has a title.
+fn title(d: &CorpusDocument) -> String {
+    if !d.title.trim().is_empty() {
+        return d.title.clone();
+    }
+    let words: Vec<&str> = d.text.split_whitespace().take(8).collect();
+    words.join(" ")
+}
+
 fn push<R>(records: &mut Vec<R>, record: R, url: impl Fn(&R) -> &String) -> String {
     let url = url(&record).clone();
     records.push(record);
@@ -110,7 +121,7 @@ fn github(i: usize, d: &CorpusDocument, pull_request: bool) -> GithubItem {
         node_id: format!("I_corpus{i}"),
         repo: "eval/corpus".into(),
         number: i as u64,
-        title: d.title.clone(),
+        title: title(d),
         body: d.text.clone(),
         user_login: "corpus".into(),
         user_id: 9_000_000,
@@ -143,7 +154,11 @@ fn slack(i: usize, d: &CorpusDocument) -> SlackMessage {
         is_private: false,
         user_id: "U0CORPUS".into(),
         username: "corpus".into(),
-        text: format!("{}: {}", d.title, d.text),
+        text: if d.title.trim().is_empty() {
+            d.text.clone()
+        } else {
+            format!("{}: {}", d.title, d.text)
+        },
         permalink: format!(
             "https://acme.slack.com/archives/C0CORPUS/p{}",
             ts.replace('.', "")
@@ -157,7 +172,7 @@ fn jira(i: usize, d: &CorpusDocument) -> JiraIssue {
     let key = format!("EVAL-{i}");
     JiraIssue {
         id: (20_000 + i).to_string(),
-        summary: d.title.clone(),
+        summary: title(d),
         description: d.text.clone(),
         creator_display_name: "Corpus".into(),
         creator_account_id: "corpus".into(),
@@ -186,7 +201,7 @@ fn confluence(i: usize, d: &CorpusDocument) -> ConfluencePage {
         content_type: "page".into(),
         space_key: "EVAL".into(),
         space_name: "Corpus".into(),
-        title: d.title.clone(),
+        title: title(d),
         body_storage: format!("<p>{}</p>", escape(&d.text)),
         body_text: d.text.clone(),
         url: format!("{}{webui}", super::CONFLUENCE_BASE),
@@ -209,7 +224,7 @@ fn zendesk(i: usize, d: &CorpusDocument) -> ZendeskTicket {
     let id = 50_000 + i as u64;
     ZendeskTicket {
         id,
-        subject: d.title.clone(),
+        subject: title(d),
         description: d.text.clone(),
         status: "open".into(),
         priority: "normal".into(),
@@ -240,7 +255,7 @@ fn notion(i: usize, d: &CorpusDocument) -> NotionPage {
             href: None,
         }],
         id,
-        title: d.title.clone(),
+        title: title(d),
         created_time: "2025-01-01T00:00:00.000Z".into(),
         last_edited_time: "2025-01-01T00:00:00.000Z".into(),
         created_by: "corpus".into(),
