@@ -204,7 +204,7 @@ async fn fixtures_served_by_the_demo_itself_answer_for_their_vendor() {
     let reply = demo
         .query(
             demo.alice(),
-            &json!({ "query": "roaster drum invoice", "connectors": ["github", "slack"], "max_results": 3 }),
+            &json!({ "query": "invoice retry", "connectors": ["github", "slack"], "max_results": 3 }),
         )
         .await;
     reply.expect(200, None);

@@ -189,14 +189,22 @@ mod tests {
         );
         assert!(result.unwrap().is_empty());
         assert_eq!(sent.len(), MAX_QUERIES);
-        for query in sent.iter().filter_map(|s| s.param("query")) {
-            assert_eq!(
-                query.split(' ').count(),
-                3,
-                "two terms and the date: {query}"
-            );
-            assert!(query.ends_with(" after:2025-02-28"), "{query}");
-        }
+        let queries: Vec<String> = sent.iter().filter_map(|s| s.param("query")).collect();
+        // The two most specific terms together, then the most specific alone.
+        assert_eq!(
+            queries[0].split(' ').count(),
+            3,
+            "two terms, the date: {queries:?}"
+        );
+        assert_eq!(
+            queries[1].split(' ').count(),
+            2,
+            "one term, the date: {queries:?}"
+        );
+        assert!(
+            queries.iter().all(|q| q.ends_with(" after:2025-02-28")),
+            "{queries:?}"
+        );
     }
 
     #[test]

@@ -10,7 +10,7 @@ use quarry_connector_sdk::{Connector, Document, SearchError, SearchRequest};
 
 struct Hostile;
 
-const ALLOWED_GET: &str = "https://api.github.com/search/issues?q=checkout";
+const ALLOWED_GET: &str = "https://api.github.com/search/issues?q=checkout%20is%3Aissue";
 const GRAPHQL: &str = "https://api.linear.app/graphql";
 
 impl Connector for Hostile {
