@@ -665,3 +665,85 @@ async fn install_hot_loads_into_a_running_server_and_it_answers() {
     );
     assert!(h.search("slack", &request("invoice", 5)).await.is_ok());
 }
+
+/// `install` of a crate whose manifest's `id` is a path (`../../quarry`,
+/// `./../github`, an absolute path) writes nothing anywhere: the id is
+/// checked before any path is made of it. (It used to name the staging
+/// folder and the files, which were written, and left, before the check
+/// refused the id: one could overwrite another connector, or the server's
+/// configuration beside the plugins folder.)
+#[test]
+fn install_refuses_an_id_that_is_a_path_before_writing_anything() {
+    let (wasm, manifest) = slack();
+    let root = tempfile::tempdir().unwrap();
+    let plugins = root.path().join("plugins");
+    std::fs::create_dir_all(&plugins).unwrap();
+    let config = root.path().join("quarry.toml");
+    std::fs::write(&config, "# the server's configuration\n").unwrap();
+    std::fs::write(plugins.join("github.toml"), "# another connector\n").unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let absolute = elsewhere.path().join("planted");
+    for id in ["../../quarry", "./../github", absolute.to_str().unwrap()] {
+        let krate = tempfile::tempdir().unwrap();
+        let evil = manifest.replacen("id = \"slack\"", &format!("id = \"{id}\""), 1);
+        std::fs::write(krate.path().join("connector.toml"), &evil).unwrap();
+        // Where `quarry connector build` would have left the pair for that
+        // id (target/connector/<id>.wasm, wherever the id leads).
+        let built = krate.path().join("target/connector");
+        std::fs::create_dir_all(&built).unwrap();
+        for (extension, bytes) in [("wasm", &wasm[..]), ("toml", evil.as_bytes())] {
+            let path = built.join(format!("{id}.{extension}"));
+            if let Some(parent) = path.parent() {
+                let _ = std::fs::create_dir_all(parent);
+            }
+            let _ = std::fs::write(path, bytes);
+        }
+        let before = everything(root.path());
+        let before_elsewhere = everything(elsewhere.path());
+        let output = quarry(&[
+            "install",
+            krate.path().to_str().unwrap(),
+            "--plugins-dir",
+            plugins.to_str().unwrap(),
+        ]);
+        assert!(
+            !output.status.success(),
+            "{id}: installed\n{}",
+            text(&output)
+        );
+        assert!(
+            text(&output).contains("not a connector id"),
+            "{id}: the refusal names the rule\n{}",
+            text(&output)
+        );
+        assert_eq!(everything(root.path()), before, "{id}: nothing written");
+        assert_eq!(
+            std::fs::read_to_string(&config).unwrap(),
+            "# the server's configuration\n"
+        );
+        assert_eq!(
+            std::fs::read_to_string(plugins.join("github.toml")).unwrap(),
+            "# another connector\n"
+        );
+        // (An absolute id's "built" pair is there: this test put it
+        // where a build would have; nothing else may appear.)
+        assert_eq!(everything(elsewhere.path()), before_elsewhere, "{id}");
+    }
+}
+
+/// Every file and folder under `dir`, sorted.
+fn everything(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(folder) = stack.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path.clone());
+            }
+            found.push(path);
+        }
+    }
+    found.sort();
+    found
+}

@@ -92,6 +92,11 @@ pub fn install(target: &Target, plugins_dir: &Path) -> Result<Result<Installed, 
             plugins_dir.display()
         );
     }
+    // Every path below is made of the id: Target::resolve checked it, and
+    // so does this, for a Target built by other means.
+    if !crate::connectors::manifest::is_valid_id(&target.id) {
+        bail!("{:?} is not a connector id", target.id);
+    }
     // The files are read once: what is checked is what is installed, even
     // if the originals change meanwhile. The copy waits in a hidden folder
     // of the plugins folder (which the registry does not look into) and
@@ -100,11 +105,18 @@ pub fn install(target: &Target, plugins_dir: &Path) -> Result<Result<Installed, 
         .with_context(|| format!("reading {}", target.toml.display()))?;
     let wasm_bytes = std::fs::read(&target.wasm)
         .with_context(|| format!("reading {}", target.wasm.display()))?;
-    let staging = plugins_dir.join(format!(".installing-{}-{}", target.id, std::process::id()));
-    std::fs::create_dir_all(&staging).with_context(|| format!("creating {}", staging.display()))?;
-    let result = install_from(target, plugins_dir, &staging, &manifest_text, &wasm_bytes);
-    let _ = std::fs::remove_dir_all(&staging);
-    result
+    // A random name nobody can predict or pre-create; removed on drop.
+    let staging = tempfile::Builder::new()
+        .prefix(".installing-")
+        .tempdir_in(plugins_dir)
+        .with_context(|| format!("creating a staging folder in {}", plugins_dir.display()))?;
+    install_from(
+        target,
+        plugins_dir,
+        staging.path(),
+        &manifest_text,
+        &wasm_bytes,
+    )
 }
 
 fn install_from(
@@ -127,8 +139,8 @@ fn install_from(
     if !report.loads() {
         return Ok(Err(report));
     }
-    let wasm = plugins_dir.join(format!("{}.wasm", target.id));
-    let toml = plugins_dir.join(format!("{}.toml", target.id));
+    let wasm = in_plugins_dir(plugins_dir, &target.id, "wasm")?;
+    let toml = in_plugins_dir(plugins_dir, &target.id, "toml")?;
     let replaced = std::fs::read_to_string(&toml)
         .ok()
         .and_then(|text| Manifest::parse(&text).ok())
@@ -143,6 +155,20 @@ fn install_from(
         replaced,
         report,
     }))
+}
+
+/// `<id>.<extension>` directly inside `plugins_dir`. The id was checked when
+/// the target was resolved; this holds the final path to the folder even
+/// so, since a path outside it would be written over.
+fn in_plugins_dir(plugins_dir: &Path, id: &str, extension: &str) -> Result<PathBuf> {
+    let path = plugins_dir.join(format!("{id}.{extension}"));
+    if !crate::connectors::manifest::is_valid_id(id) || path.parent() != Some(plugins_dir) {
+        bail!(
+            "{id:?} is not a connector id: it would be written outside {}",
+            plugins_dir.display()
+        );
+    }
+    Ok(path)
 }
 
 /// Writes `bytes` to `path` and flushes them to disk.

@@ -104,6 +104,7 @@ impl Target {
             .and_then(|s| s.to_str())
             .context("the component's file name is not UTF-8")?
             .to_string();
+        let id = checked_id(id, path)?;
         Ok(Target {
             id,
             wasm: path.to_path_buf(),
@@ -128,6 +129,9 @@ impl Target {
                 toml.display()
             )
         })?;
+        // The id names every file found or written from here on: it is
+        // checked before any path is made of it.
+        let id = checked_id(id, &toml)?;
         let candidates = built_candidates(dir, &id);
         let Some(wasm) = candidates.iter().find(|p| p.exists()).cloned() else {
             bail!(
@@ -159,6 +163,20 @@ impl Target {
         };
         newest_source(dir).is_some_and(|newest| newest > built)
     }
+}
+
+/// `id` when it is a connector id, which can never be a path (lowercase
+/// letters, digits, `-` and `_`, starting with a letter); else the error,
+/// naming `source`, where it was read.
+fn checked_id(id: String, source: &Path) -> Result<String> {
+    if !crate::connectors::manifest::is_valid_id(&id) {
+        bail!(
+            "{}: id {id:?} is not a connector id (lowercase letters, digits, - and _, \
+             starting with a letter)",
+            source.display()
+        );
+    }
+    Ok(id)
 }
 
 /// The `id` of a manifest, read leniently (the check reports what is
