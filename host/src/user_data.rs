@@ -43,7 +43,8 @@ pub const NOT_USER_DATA: &[(&str, &str)] = &[
     ),
     (
         "dashboard_sso_states",
-        "a sign-in in flight: nobody's until it ends",
+        "sign-ins in flight as earlier versions kept them (now in the browser's sealed cookie): \
+         nobody's; emptied when the dashboard starts",
     ),
     (
         "oauth_clients",

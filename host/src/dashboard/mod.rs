@@ -74,8 +74,7 @@ pub struct Dashboard {
     pub config: DashboardConfig,
     /// The host as an OAuth client of the vendors (connecting a tool).
     pub vendors: crate::oauth::Vendors,
-    /// Failed sign-ins by `addr:` and `email:` key, and started single
-    /// sign-ons by `sso-start:` key: their times.
+    /// Failed sign-ins by `addr:` and `email:` key: their times.
     login_failures: Mutex<HashMap<String, Vec<i64>>>,
     /// Verified against for unknown emails, so that they cost the same.
     dummy_hash: String,
@@ -97,6 +96,7 @@ impl Dashboard {
             .sso
             .clone()
             .map(|sso| crate::oidc::Provider::new(sso, http.clone()));
+        sso::forget_states_kept_by_earlier_versions(&needs.store)?;
         let Needs {
             store,
             limiter,

@@ -222,17 +222,6 @@ impl Dashboard {
         })
     }
 
-    /// Counts an event for `key` (starting a sign-in, say) and says
-    /// whether more than `max` happened within `window` seconds.
-    pub(super) fn count_event(&self, key: &str, max: usize, window: i64) -> bool {
-        let t = now();
-        let mut events = self.login_failures.lock().expect("login failures");
-        let times = events.entry(key.to_string()).or_default();
-        times.retain(|&at| t - at < window);
-        times.push(t);
-        times.len() > max
-    }
-
     /// Counts an attempt for each of `keys` unless one has used up its
     /// failures already: one check and count under one lock, so that
     /// attempts made at the same moment cannot all pass. The attempt

@@ -1,10 +1,13 @@
 //! Signing in with the operator's OpenID Connect provider.
 //!
-//! `/dashboard/sso/start` sends the browser to the provider, with the
-//! flow's `state` stored server-side and bound to this browser by a
-//! short-lived cookie (so nobody can make someone else's browser finish a
-//! sign-in they started). `/dashboard/sso/callback` exchanges the code,
-//! validates the ID token ([`crate::oidc`]) and finds the account.
+//! `/dashboard/sso/start` sends the browser to the provider; what the flow
+//! needs at its end (its `state`, the nonce, the PKCE verifier) travels in
+//! a short-lived cookie sealed with the master key ([`flow`]), so nobody
+//! can make someone else's browser finish a sign-in they started, and the
+//! server keeps nothing per sign-in in flight: no table for strangers to
+//! fill, nothing to sweep. `/dashboard/sso/callback` opens the cookie,
+//! exchanges the code, validates the ID token ([`crate::oidc`]) and finds
+//! the account.
 //!
 //! Accounts are the operator's: single sign-on never creates one. The first
 //! sign-in of an identity matches the provider's *verified* email to an
@@ -18,38 +21,27 @@ use std::sync::Arc;
 use anyhow::Result;
 use axum::Extension;
 use axum::extract::{OriginalUri, Query, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use self::flow::SigningIn;
 use super::session::{self, Session, login_form};
 use super::{Dashboard, Peer, expected_origin, pending};
 use crate::oidc::{Identity, SsoError};
-use crate::secret::constant_time_eq;
 use crate::store::records::{Bytes, Records, Space, Text, Writer};
-use crate::store::{Counted, Store, UserData, random_b64};
+use crate::store::{Counted, Store, UserData};
 
-/// Sign-ins in flight: [`SigningIn`] by `state` (nobody's yet).
-pub(crate) const STATES: pending::Table = pending::Table::new("dashboard_sso_states");
+mod flow;
+
 /// SHA-256 of `issuer \n subject` (hex) → [`Link`].
 const LINKS: Space<Text, Bytes> = Space::new("dashboard_sso_links");
 
 pub(super) const USER_DATA: UserData =
     UserData::custom(LINKS.name(), remove_links, Counted::Nothing);
 
-const COOKIE: &str = "__Host-quarry_sso";
-/// How long a person has to sign in at the provider.
-const STATE_TTL_SECONDS: i64 = 600;
-
-#[derive(Serialize, Deserialize)]
-struct SigningIn {
-    /// SHA-256 of this browser's cookie.
-    browser: String,
-    nonce: String,
-    verifier: String,
-    redirect_uri: String,
-}
+pub use self::flow::forget_states_kept_by_earlier_versions;
 
 #[derive(Serialize, Deserialize)]
 struct Link {
@@ -65,13 +57,6 @@ fn link_key(issuer: &str, subject: &str) -> String {
     sha256_hex(&format!("{issuer}\n{subject}"))
 }
 
-fn cookie(value: &str, max_age: i64) -> HeaderValue {
-    HeaderValue::from_str(&format!(
-        "{COOKIE}={value}; Path=/; Secure; HttpOnly; SameSite=Lax; Max-Age={max_age}"
-    ))
-    .expect("cookie is ASCII")
-}
-
 fn not_configured() -> Response {
     super::templates::message(
         StatusCode::NOT_FOUND,
@@ -80,14 +65,8 @@ fn not_configured() -> Response {
     )
 }
 
-/// Sign-ins an address may start in [`STARTS_WINDOW_SECONDS`]: each costs
-/// a stored state, so an address cannot start them without end.
-const STARTS_PER_WINDOW: usize = 30;
-const STARTS_WINDOW_SECONDS: i64 = 600;
-
 pub async fn start(
     State(dashboard): State<Arc<Dashboard>>,
-    Extension(Peer(ip)): Extension<Peer>,
     session: Option<Extension<Session>>,
     OriginalUri(uri): OriginalUri,
     headers: HeaderMap,
@@ -97,17 +76,6 @@ pub async fn start(
     };
     if session.is_some() {
         return Redirect::to("/dashboard/tools").into_response();
-    }
-    if dashboard.count_event(
-        &format!("sso-start:{ip}"),
-        STARTS_PER_WINDOW,
-        STARTS_WINDOW_SECONDS,
-    ) {
-        return refuse(
-            &dashboard,
-            StatusCode::TOO_MANY_REQUESTS,
-            "Too many sign-ins started from this address. Try again in a few minutes.",
-        );
     }
     let Some(origin) = expected_origin(&dashboard, &headers, &uri) else {
         return super::templates::message(StatusCode::BAD_REQUEST, "Bad request", "Unknown host.");
@@ -120,26 +88,8 @@ pub async fn start(
             return refuse(&dashboard, status, &text);
         }
     };
-    let browser = random_b64(32);
-    let signing_in = SigningIn {
-        browser: sha256_hex(&browser),
-        nonce: started.nonce,
-        verifier: started.verifier,
-        redirect_uri,
-    };
-    let store = &dashboard.store;
-    // Owned by the address until someone is signed in: one address
-    // cannot fill the table of sign-ins in flight.
-    let saved = pending::save(
-        store,
-        &STATES,
-        &started.state,
-        Some(&format!("addr:{ip}")),
-        &signing_in,
-        STATE_TTL_SECONDS,
-    );
-    let url =
-        saved.and_then(|()| super::tools::browser_authorize_url(&dashboard, started.url.as_str()));
+    let signing_in = SigningIn::new(started.state, started.nonce, started.verifier, redirect_uri);
+    let url = super::tools::browser_authorize_url(&dashboard, started.url.as_str());
     let url = match url {
         Ok(url) => url,
         Err(error) => {
@@ -155,9 +105,10 @@ pub async fn start(
         }
     };
     let mut response = Redirect::to(url.as_str()).into_response();
-    response
-        .headers_mut()
-        .insert(header::SET_COOKIE, cookie(&browser, STATE_TTL_SECONDS));
+    response.headers_mut().insert(
+        header::SET_COOKIE,
+        signing_in.cookie(dashboard.store.master()),
+    );
     response
 }
 
@@ -200,7 +151,7 @@ pub async fn callback(
     // The flow is over either way.
     response
         .headers_mut()
-        .append(header::SET_COOKIE, cookie("", 0));
+        .append(header::SET_COOKIE, flow::cleared_cookie());
     response
 }
 
@@ -244,28 +195,8 @@ async fn finish(
         .filter(|s| !s.is_empty() && s.len() < 200)
         .ok_or_else(|| bad("The identity provider's answer has no state. Start again."))?;
     let store = &dashboard.store;
-    let signing_in = match pending::take::<SigningIn>(store, &STATES, &state) {
-        Ok(Some(p)) if p.expires_at > crate::store::now() => p.value,
-        Ok(Some(_)) => return Err(bad("The sign-in took longer than 10 minutes. Start again.")),
-        Ok(None) => {
-            return Err(bad(
-                "This sign-in is unknown or was already used. Start again.",
-            ));
-        }
-        Err(error) => {
-            tracing::error!(
-                error = format!("{error:#}"),
-                "single sign-on: reading the state failed"
-            );
-            return Err(bad("This sign-in could not be read. Start again."));
-        }
-    };
-    let browser = session::cookie_named(headers, COOKIE).map(|v| sha256_hex(&v));
-    if !browser.is_some_and(|b| constant_time_eq(&b, &signing_in.browser)) {
-        return Err(bad(
-            "This sign-in was started in another browser. Start again from this one.",
-        ));
-    }
+    let signing_in = SigningIn::from_cookie(store.master(), headers, &state)
+        .map_err(|refused| bad(refused.says()))?;
     if let Some(error) = callback.error {
         // The code only (RFC 6749 §4.1.2.1): the description is the provider's prose.
         let code: String = error
