@@ -17,6 +17,8 @@ mod deletion;
 mod device;
 #[path = "api/document.rs"]
 mod document;
+#[path = "api/environment.rs"]
+mod environment;
 #[path = "api/idempotency.rs"]
 mod idempotency;
 #[path = "api/leaks.rs"]

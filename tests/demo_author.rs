@@ -232,3 +232,19 @@ fn a_bad_fake_flag_is_refused_with_the_reason() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("is not a host name"), "{stderr}");
 }
+
+/// The demo publishes its users' passwords and tokens and lets webhooks
+/// reach private addresses: it listens beyond this machine only when told.
+#[test]
+fn the_demo_listens_beyond_this_machine_only_when_told() {
+    let output = std::process::Command::new(quarry_tests::server::quarry_binary())
+        .args(["demo", "--listen", "0.0.0.0:0"])
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("reachable from other machines") && stderr.contains("--expose"),
+        "{stderr}"
+    );
+}

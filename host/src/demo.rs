@@ -84,6 +84,12 @@ pub struct DemoArgs {
     /// your own connector (the demo knows only its own connectors').
     #[arg(long = "setting", value_name = "ID:NAME=VALUE")]
     pub settings: Vec<ConnectionSetting>,
+    /// Listen on an address other machines reach (`--listen 0.0.0.0:8443`).
+    /// The demo prints its users' tokens, has well-known passwords, and
+    /// lets webhooks and client metadata documents reach private
+    /// addresses: only for a network you trust.
+    #[arg(long)]
+    pub expose: bool,
 }
 
 /// The users every demo has; `--extra-users` adds `user1`, `user2`, ...
@@ -117,6 +123,13 @@ pub fn demo_settings(connector: &str) -> Vec<(String, String)> {
 }
 
 pub async fn run(mut args: DemoArgs) -> Result<()> {
+    anyhow::ensure!(
+        args.listen.ip().is_loopback() || args.expose,
+        "--listen {} is reachable from other machines, and the demo publishes its users' \
+         passwords and tokens and lets webhooks reach private addresses: listen on a loopback \
+         address (127.0.0.1), or add --expose for a network you trust",
+        args.listen
+    );
     let temp;
     let data_dir = match &args.data_dir {
         Some(dir) => dir.clone(),

@@ -87,7 +87,43 @@ pub struct Config {
     pub storage: StorageConfig,
     pub coordination: CoordinationConfig,
     pub archive: ArchiveConfig,
+    /// `QUARRY_*` variables of the environment that name no configuration
+    /// key (the server warns of them once logging is set up).
+    #[serde(skip)]
+    pub ignored_env: Vec<String>,
 }
+
+/// `Config`'s keys (a test holds this list to the struct). A `QUARRY_*`
+/// variable whose first part is none of them is not meant for Quarry:
+/// Kubernetes gives every pod `QUARRY_PORT`, `QUARRY_SERVICE_HOST`,
+/// `QUARRY_PORT_443_TCP`... when a Service named `quarry` exists, and a
+/// shell may hold `QUARRY_ROOT`. Those are ignored, with a warning; a
+/// misspelt key below a known one (`QUARRY_LIMITS__QUERY__MINUTES`) is
+/// still refused.
+const TOP_LEVEL_KEYS: &[&str] = &[
+    "listen",
+    "data_dir",
+    "plugins_dir",
+    "tls",
+    "allow_plain_http",
+    "token_ttl_seconds",
+    "master_key",
+    "master_key_file",
+    "upstream",
+    "sandbox",
+    "limits",
+    "query",
+    "ranking",
+    "webhooks",
+    "oauth_clients",
+    "deletion",
+    "dashboard",
+    "log_format",
+    "metrics_token",
+    "storage",
+    "coordination",
+    "archive",
+];
 
 impl Default for Config {
     fn default() -> Self {
@@ -114,6 +150,7 @@ impl Default for Config {
             storage: StorageConfig::default(),
             coordination: CoordinationConfig::default(),
             archive: ArchiveConfig::default(),
+            ignored_env: Vec::new(),
         }
     }
 }
@@ -161,6 +198,7 @@ impl Config {
     ) -> Result<Config> {
         let mut table: toml::Table =
             toml::from_str(toml_text).context("the configuration is not valid TOML")?;
+        let mut ignored_env = Vec::new();
         for (name, value) in env {
             let Some(key) = name.strip_prefix("QUARRY_") else {
                 continue;
@@ -169,16 +207,25 @@ impl Config {
                 continue;
             }
             let path: Vec<String> = key.split("__").map(str::to_ascii_lowercase).collect();
+            if !TOP_LEVEL_KEYS.contains(&path[0].as_str()) {
+                if let Some(meant) = misspelt_key(&path[0]) {
+                    bail!("{name} names no configuration key: did you mean {meant}?");
+                }
+                ignored_env.push(name);
+                continue;
+            }
             set_path(&mut table, &path, parse_env_value(&value))
                 .with_context(|| format!("applying the environment variable {name}"))?;
         }
-        let config: Config =
+        let mut config: Config =
             toml::Value::Table(table)
                 .try_into()
                 .map_err(|e: toml::de::Error| {
                     anyhow::anyhow!("invalid configuration: {}", e.message())
                 })?;
         config.validate()?;
+        ignored_env.sort();
+        config.ignored_env = ignored_env;
         Ok(config)
     }
 
@@ -257,6 +304,35 @@ const RESERVED_ENV: &[&str] = &[
     "BROWSER_MODULES",
     "DEMO_LINE",
 ];
+
+/// The key `name` is one letter (or underscores) away from, if any: a
+/// misspelling, refused, where a name far from every key (Kubernetes'
+/// `port`, `service_host`) is someone else's variable.
+fn misspelt_key(name: &str) -> Option<String> {
+    let bare = |key: &str| key.replace('_', "");
+    TOP_LEVEL_KEYS
+        .iter()
+        .find(|key| edit_distance(&bare(name), &bare(key)) <= 1)
+        .map(|key| format!("QUARRY_{}", key.to_ascii_uppercase()))
+}
+
+/// Levenshtein distance, by characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (above + 1)
+                .min(row[j] + 1)
+                .min(diagonal + usize::from(ca != *cb));
+            diagonal = above;
+        }
+    }
+    row[b.len()]
+}
 
 fn is_reserved_env(key: &str) -> bool {
     RESERVED_ENV.contains(&key) || key.starts_with("TEST_")

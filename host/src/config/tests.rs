@@ -48,9 +48,15 @@ fn the_tests_and_tools_variables_are_not_configuration_keys() {
         ]),
     );
     assert!(config.is_ok(), "{:#}", config.unwrap_err());
-    // A misspelt key is still an error.
-    let typo = Config::from_sources("allow_plain_http = true", env(&[("QUARRY_DATADIR", "/x")]));
-    assert!(format!("{:#}", typo.unwrap_err()).contains("datadir"));
+    // A misspelt key is still an error, which names the key meant.
+    for typo in ["QUARRY_DATADIR", "QUARRY_DATA_DIRS", "QUARRY_LISTN"] {
+        let refused = Config::from_sources("allow_plain_http = true", env(&[(typo, "/x")]));
+        let said = format!("{:#}", refused.unwrap_err());
+        assert!(
+            said.contains(typo) && said.contains("did you mean"),
+            "{said}"
+        );
+    }
 }
 
 #[test]
@@ -122,4 +128,54 @@ fn the_embedded_page_cache_is_bounded_and_positive() {
         env(&[]),
     );
     assert!(format!("{:#}", zero.unwrap_err()).contains("cache_mib"));
+}
+
+/// Kubernetes gives every pod of a namespace with a Service named
+/// `quarry` these variables; the server must start with them (and a
+/// shell's `QUARRY_ROOT`). A misspelt key under a known one still stops
+/// it.
+#[test]
+fn variables_that_name_no_configuration_key_are_ignored_not_fatal() {
+    let kubernetes = [
+        ("QUARRY_PORT", "tcp://10.0.0.7:443"),
+        ("QUARRY_SERVICE_HOST", "10.0.0.7"),
+        ("QUARRY_SERVICE_PORT", "443"),
+        ("QUARRY_SERVICE_PORT_HTTPS", "443"),
+        ("QUARRY_PORT_443_TCP", "tcp://10.0.0.7:443"),
+        ("QUARRY_PORT_443_TCP_PROTO", "tcp"),
+        ("QUARRY_PORT_443_TCP_PORT", "443"),
+        ("QUARRY_PORT_443_TCP_ADDR", "10.0.0.7"),
+        ("QUARRY_ROOT", "/srv/quarry"),
+        ("QUARRY_TOKEN_TTL_SECONDS", "60"),
+    ];
+    let config = Config::from_sources("allow_plain_http = true", env(&kubernetes)).unwrap();
+    assert_eq!(config.token_ttl_seconds, 60, "known keys still apply");
+    assert_eq!(config.ignored_env.len(), 9, "{:?}", config.ignored_env);
+    assert!(config.ignored_env.contains(&"QUARRY_PORT".to_string()));
+    let misspelt = Config::from_sources(
+        "allow_plain_http = true",
+        env(&[("QUARRY_LIMITS__QUERY__MINUTES", "5")]),
+    );
+    assert!(format!("{:#}", misspelt.unwrap_err()).contains("minutes"));
+}
+
+/// `TOP_LEVEL_KEYS` is exactly `Config`'s fields: the list serde gives
+/// when refusing an unknown one.
+#[test]
+fn the_top_level_keys_are_the_configurations_fields() {
+    let err = Config::from_sources("allow_plain_http = true\nnot_a_key = 1", env(&[]))
+        .unwrap_err()
+        .to_string();
+    let expected = err
+        .split_once("expected one of ")
+        .map(|(_, list)| list)
+        .unwrap_or_else(|| panic!("serde names the fields: {err}"));
+    let mut fields: Vec<&str> = expected
+        .split(", ")
+        .map(|name| name.trim().trim_matches('`'))
+        .collect();
+    fields.sort_unstable();
+    let mut listed = super::TOP_LEVEL_KEYS.to_vec();
+    listed.sort_unstable();
+    assert_eq!(fields, listed);
 }

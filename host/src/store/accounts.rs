@@ -366,6 +366,12 @@ pub fn token_hash(token: &str) -> String {
     hex::encode(Sha256::digest(token.as_bytes()))
 }
 
+/// Whether the user exists as `txn` sees it: a check inside the write
+/// that acts on it, so that a deletion cannot come in between.
+pub fn user_exists_in(txn: &impl Records, user_id: &str) -> Result<bool> {
+    Ok(txn.get(&USERS, user_id)?.is_some())
+}
+
 /// Issues a token inside `txn` (so that whatever else the transaction
 /// records about it, a refresh family say, commits with it).
 pub fn issue_token_in(

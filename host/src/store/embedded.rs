@@ -87,8 +87,11 @@ impl Redb {
 
 /// Opens (or creates) the file at `path` with a page cache of at most
 /// `cache_bytes` (redb's own default is 1 GiB).
-fn create(path: &Path, cache_bytes: usize) -> Result<Database, redb::DatabaseError> {
-    Database::builder().set_cache_size(cache_bytes).create(path)
+fn create(path: &Path, cache_bytes: usize) -> Result<Database> {
+    super::private::file(path)?;
+    Ok(Database::builder()
+        .set_cache_size(cache_bytes)
+        .create(path)?)
 }
 
 /// Where a purge builds the new file, beside the old.

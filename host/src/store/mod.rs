@@ -26,6 +26,7 @@ mod leases;
 mod legacy;
 mod migrations;
 mod postgres;
+pub mod private;
 pub mod records;
 mod user_data;
 
@@ -33,12 +34,12 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use rand::RngCore;
 
 pub use self::accounts::{
     Audience, Permission, Scope, TOKEN_PREFIX, TokenCheck, TokenInfo, User, issue_token_in,
-    revoke_token_hash_in, token_hash, token_id,
+    revoke_token_hash_in, token_hash, token_id, user_exists_in,
 };
 pub use self::grants::{Grant, GrantStatus};
 pub use self::idempotency::{
@@ -88,8 +89,7 @@ impl Store {
     /// Opens (or creates) `<data_dir>/quarry.redb`, with this master key
     /// and a page cache of at most `cache_bytes`.
     pub fn open_with(data_dir: &Path, master: MasterKey, cache_bytes: usize) -> Result<Store> {
-        std::fs::create_dir_all(data_dir)
-            .with_context(|| format!("creating {}", data_dir.display()))?;
+        private::folder(data_dir)?;
         let backend = embedded::Redb::open(&data_dir.join("quarry.redb"), cache_bytes)?;
         Ok(Store::with_backend(Box::new(backend), master))
     }

@@ -15,10 +15,11 @@ use crate::store::now;
 
 /// Entries taken per pass.
 const BATCH: usize = 64;
-/// Attempts per user registration in one pass: a receiver that answers
-/// slowly (or never) holds at most this many of the [`CONCURRENCY`] slots,
-/// whatever its owner queued; the rest wait for the next pass.
-const PER_REGISTRATION: usize = 2;
+/// Attempts per user in one pass, all their registrations together: a
+/// user whose receivers answer slowly (or never) holds at most this many
+/// of the [`CONCURRENCY`] slots, whatever they queued and however many
+/// registrations they made; the rest wait for the next pass.
+const PER_USER: usize = 2;
 /// Attempts in flight at once: a slow receiver must not hold up the others.
 const CONCURRENCY: usize = 8;
 /// Longest sleep between passes, so that a changed clock cannot strand an
@@ -31,21 +32,21 @@ const MIN_IDLE: Duration = Duration::from_millis(100);
 /// disk does not turn into a hot loop (or repeated deliveries).
 const BACKOFF: Duration = Duration::from_secs(5);
 
-/// The entries of a pass, and those left for later: at most
-/// [`PER_REGISTRATION`] per user registration (the operator's endpoints,
-/// which receive every `user.deleted`, are not capped).
+/// The entries of a pass, and those left for later: at most [`PER_USER`]
+/// per user (a deleted user's last deliveries, which have no owner any
+/// more, per registration; the operator's endpoints, which receive every
+/// `user.deleted`, are not capped).
 fn fair_share(batch: Vec<Entry>) -> (Vec<Entry>, Vec<Entry>) {
     let mut taken: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
-    batch
-        .into_iter()
-        .partition(|entry| match &entry.webhook_id {
-            None => true,
-            Some(id) => {
-                let count = taken.entry(id.clone()).or_default();
-                *count += 1;
-                *count <= PER_REGISTRATION
-            }
-        })
+    batch.into_iter().partition(|entry| {
+        let Some(webhook_id) = &entry.webhook_id else {
+            return true;
+        };
+        let whose = entry.owner.as_ref().unwrap_or(webhook_id);
+        let count = taken.entry(whose.clone()).or_default();
+        *count += 1;
+        *count <= PER_USER
+    })
 }
 
 impl Webhooks {
@@ -230,7 +231,7 @@ mod tests {
             id: format!("dlv_{n}"),
             event_type: "webhook.test".into(),
             webhook_id: webhook.map(str::to_string),
-            owner: None,
+            owner: webhook.map(|_| "usr_x".to_string()),
             attempts: 0,
             due_ms: 0,
             queued_at: 0,
@@ -240,15 +241,38 @@ mod tests {
         }
     }
 
+    fn owned_by(owner: Option<&str>, mut entry: Entry) -> Entry {
+        entry.owner = owner.map(str::to_string);
+        entry
+    }
+
     #[test]
-    fn one_registration_takes_at_most_its_share_of_a_pass() {
-        let mut batch: Vec<Entry> = (0..40).map(|n| entry(n, Some("wh_tarpit"))).collect();
-        batch.push(entry(40, Some("wh_other")));
-        batch.push(entry(41, None));
-        batch.push(entry(42, None));
+    fn one_user_takes_at_most_their_share_of_a_pass() {
+        // One user with twenty registrations, each with two deliveries due.
+        let mut batch: Vec<Entry> = (0..40)
+            .map(|n| {
+                owned_by(
+                    Some("usr_tarpit"),
+                    entry(n, Some(&format!("wh_{}", n % 20))),
+                )
+            })
+            .collect();
+        batch.push(owned_by(Some("usr_other"), entry(40, Some("wh_other"))));
+        // A deleted user's last deliveries: per registration.
+        batch.push(owned_by(None, entry(41, Some("wh_gone"))));
+        batch.push(owned_by(None, entry(42, Some("wh_gone"))));
+        batch.push(owned_by(None, entry(43, Some("wh_gone"))));
+        // The operator's endpoints.
+        batch.push(entry(44, None));
+        batch.push(entry(45, None));
         let (now, later) = fair_share(batch);
         let ids: Vec<&str> = now.iter().map(|e| e.id.as_str()).collect();
-        assert_eq!(ids, ["dlv_0", "dlv_1", "dlv_40", "dlv_41", "dlv_42"]);
-        assert_eq!(later.len(), 38);
+        assert_eq!(
+            ids,
+            [
+                "dlv_0", "dlv_1", "dlv_40", "dlv_41", "dlv_42", "dlv_44", "dlv_45"
+            ]
+        );
+        assert_eq!(later.len(), 39);
     }
 }
