@@ -272,6 +272,33 @@ async fn register(demo: &Demo, metadata: &Value) -> (StatusCode, Value) {
     (status, response.json().await.unwrap())
 }
 
+/// Registered clients are kept a day: everyone's registrations together
+/// stop at a limit, from however many addresses they come.
+#[tokio::test(flavor = "multi_thread")]
+async fn registrations_from_many_addresses_stop_at_everyones_limit() {
+    let demo = Demo::start(&[
+        ("QUARRY_LIMITS__ALL_CLIENT_REGISTRATIONS__MINUTE", "100"),
+        ("QUARRY_LIMITS__ALL_CLIENT_REGISTRATIONS__DAY", "4"),
+    ]);
+    let mut statuses = Vec::new();
+    for n in 10..16u8 {
+        let from = demo.client_from(std::net::IpAddr::from([127, 0, 0, n]));
+        let response = from
+            .post(format!("{}/oauth/register", origin(&demo)))
+            .json(&json!({ "redirect_uris": [REDIRECT] }))
+            .send()
+            .await
+            .unwrap();
+        statuses.push(response.status().as_u16());
+        if response.status() == StatusCode::TOO_MANY_REQUESTS {
+            assert!(response.headers().contains_key("retry-after"));
+            let body: Value = response.json().await.unwrap();
+            assert_eq!(body["error"], "slow_down", "{body}");
+        }
+    }
+    assert_eq!(statuses, [201, 201, 201, 201, 429, 429]);
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn the_authorization_server_keeps_the_rules_clients_rely_on() {
     let demo = Demo::start(&[
@@ -321,13 +348,16 @@ async fn the_authorization_server_keeps_the_rules_clients_rely_on() {
     .await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert_eq!(refused["error"], "invalid_redirect_uri");
-    let (status, refused) = register(
+    // A client asking for a secret (some assistants ask for
+    // client_secret_post by habit) is registered public, and told so.
+    let (status, public) = register(
         &demo,
-        &json!({ "redirect_uris": [REDIRECT], "token_endpoint_auth_method": "client_secret_basic" }),
+        &json!({ "redirect_uris": [REDIRECT], "token_endpoint_auth_method": "client_secret_post" }),
     )
     .await;
-    assert_eq!(status, StatusCode::BAD_REQUEST);
-    assert_eq!(refused["error"], "invalid_client_metadata");
+    assert_eq!(status, StatusCode::CREATED, "{public}");
+    assert_eq!(public["token_endpoint_auth_method"], "none");
+    assert!(public.get("client_secret").is_none(), "{public}");
     let (status, client) = register(
         &demo,
         &json!({ "client_name": "Raw <client>", "redirect_uris": ["http://127.0.0.1:9/cb"] }),

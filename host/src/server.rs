@@ -37,6 +37,13 @@ pub struct Running {
 /// Opens the store, loads the connectors and starts listening.
 pub async fn start(config: Config) -> Result<Running> {
     let _ = rustls::crypto::ring::default_provider().install_default();
+    for name in &config.ignored_env {
+        tracing::warn!(
+            variable = %name,
+            "ignored: names no configuration key (Kubernetes sets QUARRY_PORT, QUARRY_SERVICE_HOST... \
+             for a Service named quarry; a misspelt key is one of these too)"
+        );
+    }
     // Bound first: without a configured public URL, the server's public
     // origin (the MCP resource, the authorization server's issuer) is the
     // address actually listened on.
@@ -181,7 +188,7 @@ fn rate_limiter(config: &Config, store: &Arc<Store>) -> Result<RateLimiter> {
 /// This replica's id, kept in its data folder: the same across restarts,
 /// so that a restarted replica recognises the jobs it was running.
 fn replica_id(data_dir: &std::path::Path) -> Result<String> {
-    std::fs::create_dir_all(data_dir)?;
+    crate::store::private::folder(data_dir)?;
     let path = data_dir.join("replica-id");
     if let Ok(id) = std::fs::read_to_string(&path) {
         return Ok(id.trim().to_string());
@@ -297,13 +304,14 @@ async fn assemble(config: &Config, origin: crate::origin::PublicOrigin) -> Resul
 
 /// Finishes any deletion a previous process left unfinished (before the
 /// first request is served: nobody can meet a half-deleted user), then
-/// starts the archive's indexer, the webhook deliveries and the retry
-/// queue of token revocations.
+/// starts the archive's indexer, the webhook deliveries, the retry
+/// queue of token revocations and the sweep of unused OAuth clients.
 async fn start_background_work(app: &App) -> Result<()> {
     app.deletions.finish_unfinished().await?;
     app.archive.start();
     app.deletions.start();
     app.webhooks.start();
+    app.issuer.start_forgetting_unused_clients();
     Ok(())
 }
 

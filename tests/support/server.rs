@@ -432,6 +432,20 @@ impl<'a> Call<'a> {
 static STARTS: AtomicUsize = AtomicUsize::new(0);
 
 impl Demo {
+    /// A client of the demo whose requests come from `local` (another
+    /// loopback address, `127.0.0.N`: another client address to the server).
+    pub fn client_from(&self, local: std::net::IpAddr) -> reqwest::Client {
+        let ca = std::fs::read(&self.ca_cert).expect("the demo's CA");
+        reqwest::Client::builder()
+            .use_rustls_tls()
+            .tls_built_in_root_certs(false)
+            .add_root_certificate(reqwest::Certificate::from_pem(&ca).expect("PEM"))
+            .local_address(local)
+            .timeout(Duration::from_secs(120))
+            .build()
+            .expect("client")
+    }
+
     /// Starts a demo with these `QUARRY_*` overrides and the defaults
     /// otherwise (token lifetime 3600 s, a temporary data folder).
     pub fn start(extra_env: &[(&str, &str)]) -> Demo {

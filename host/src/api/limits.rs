@@ -34,6 +34,8 @@ pub enum Bucket {
     /// OAuth clients registering, or having their metadata document
     /// fetched, per client address.
     ClientRegistration,
+    /// OAuth clients registering, everyone's together (one subject).
+    AllClientRegistrations,
 }
 
 impl Bucket {
@@ -45,6 +47,7 @@ impl Bucket {
             Bucket::Other(route) => route,
             Bucket::Anonymous => "anonymous",
             Bucket::ClientRegistration => "client_registration",
+            Bucket::AllClientRegistrations => "all_client_registrations",
         }
     }
 }
@@ -126,6 +129,7 @@ impl RateLimiter {
             Bucket::Other(_) => self.limits.default,
             Bucket::Anonymous => self.limits.anonymous,
             Bucket::ClientRegistration => self.limits.client_registration,
+            Bucket::AllClientRegistrations => self.limits.all_client_registrations,
         }
     }
 

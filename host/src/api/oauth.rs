@@ -189,8 +189,8 @@ fn client_id(fields: &[(String, String)], max_chars: usize) -> Result<&str, OAut
 
 /// Per client address, in `bucket` (like other requests without a token,
 /// or registrations).
-async fn limited(app: &App, addr: SocketAddr, bucket: Bucket) -> Option<Response> {
-    let decision = match app.limiter.charge(&addr.ip().to_string(), bucket).await {
+async fn limited(app: &App, subject: &str, bucket: Bucket) -> Option<Response> {
+    let decision = match app.limiter.charge(subject, bucket).await {
         Ok(decision) => decision,
         Err(error) => return Some(ApiError::from(error).into_response()),
     };
@@ -221,7 +221,7 @@ impl FromRequest<App> for OAuthForm {
             .get::<ConnectInfo<SocketAddr>>()
             .map(|ConnectInfo(addr)| *addr);
         if let Some(addr) = addr
-            && let Some(refused) = limited(app, addr, Bucket::Anonymous).await
+            && let Some(refused) = limited(app, &addr.ip().to_string(), Bucket::Anonymous).await
         {
             return Err(refused);
         }
@@ -361,6 +361,9 @@ fn check_resource(app: &App, fields: &[(String, String)]) -> Result<(), OAuthErr
     }
 }
 
+/// The rate-limit subject of what every client's requests count towards.
+const EVERYONE: &str = "*";
+
 /// `POST /oauth/register` (RFC 7591): a public client's metadata in, its
 /// id out. Counted per address in its own, small, rate limit.
 async fn register(
@@ -369,7 +372,13 @@ async fn register(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, OAuthError> {
-    if let Some(refused) = limited(&app, addr, Bucket::ClientRegistration).await {
+    if let Some(refused) = limited(&app, &addr.ip().to_string(), Bucket::ClientRegistration).await {
+        return Ok(refused);
+    }
+    // Everyone's registrations together, whatever addresses they come
+    // from (each is kept a day): checked after the address's own limit,
+    // so that one address cannot use up everyone's.
+    if let Some(refused) = limited(&app, EVERYONE, Bucket::AllClientRegistrations).await {
         return Ok(refused);
     }
     let is_json = has_content_type(&headers, "application/json");

@@ -25,6 +25,10 @@ pub struct RateLimits {
     /// OAuth client registrations and metadata document fetches, per
     /// client address: each stores or fetches something for a stranger.
     pub client_registration: Window,
+    /// OAuth client registrations from everyone together: registered
+    /// clients are kept a day, so this bounds what strangers can store
+    /// whatever number of addresses they use.
+    pub all_client_registrations: Window,
 }
 
 impl Default for RateLimits {
@@ -53,6 +57,10 @@ impl Default for RateLimits {
             client_registration: Window {
                 minute: 10,
                 day: 200,
+            },
+            all_client_registrations: Window {
+                minute: 100,
+                day: 5000,
             },
         }
     }

@@ -128,26 +128,24 @@ impl Issuer {
                 "code_verifier does not match the code_challenge",
             ));
         }
-        if self.store.user(&record.user_id)?.is_none() {
-            return Ok(Exchange::InvalidGrant("the person who consented is gone"));
-        }
-        // Claimed, with the family it is about to start, in this
-        // transaction: two exchanges cannot both succeed, and a replay at
-        // any later moment revokes that family.
+        // Claimed, with the family it starts, in this transaction: two
+        // exchanges cannot both succeed, a replay at any later moment
+        // revokes that family, and a deletion cannot come between the
+        // check that the person exists and the tokens.
         let family = super::refresh::new_family_id();
         record.exchanged_into = Some(family.clone());
         put(&mut txn, &hash, &record)?;
+        let approval = super::refresh::Approval {
+            user_id: &record.user_id,
+            client_id,
+            client_name: &record.client_name,
+            audience: Audience::Mcp,
+            scope: record.scope.clone(),
+        };
+        let Some(issued) = self.issue_in(&mut txn, approval, &family)? else {
+            return Ok(Exchange::InvalidGrant("the person who consented is gone"));
+        };
         txn.commit()?;
-        let issued = self.issue(
-            super::refresh::Approval {
-                user_id: &record.user_id,
-                client_id,
-                client_name: &record.client_name,
-                audience: Audience::Mcp,
-                scope: record.scope.clone(),
-            },
-            &family,
-        )?;
         Ok(Exchange::Issued(issued, record.scope))
     }
 }

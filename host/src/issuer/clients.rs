@@ -26,6 +26,11 @@ const MAX_REDIRECT_URIS: usize = 10;
 const MAX_URI_CHARS: usize = 2000;
 /// How long a registered client nobody allowed is kept.
 const UNUSED_CLIENT_SECONDS: i64 = 24 * 3600;
+/// Clients forgotten per write transaction.
+const FORGET_BATCH: usize = 256;
+/// Token endpoint authentication methods with a secret: asked for at
+/// registration, answered with `none` (these clients are public).
+const SECRET_METHODS: &[&str] = &["client_secret_post", "client_secret_basic"];
 
 /// Schemes a redirect URI may never use: they run code, read files or are
 /// not addresses a browser can be sent to.
@@ -226,25 +231,66 @@ fn same_but_port(registered: &str, asked: &str) -> bool {
 }
 
 impl Issuer {
-    /// Registers a client (RFC 7591) and returns it with its new id.
+    /// Registers a client (RFC 7591) and returns it with its new id. One
+    /// write of one record: forgetting clients nobody allowed is
+    /// [`Issuer::forget_unused_clients`]'s, off the request path.
     pub fn register_client(
         &self,
-        metadata: ClientMetadata,
+        mut metadata: ClientMetadata,
     ) -> Result<Result<Client, MetadataError>> {
+        // A client asking for a secret gets none and is told so: RFC 7591
+        // §3.2.1 lets the server answer with other metadata than asked,
+        // and clients that ask for client_secret_post by habit then
+        // proceed as public clients with PKCE.
+        if metadata
+            .token_endpoint_auth_method
+            .as_deref()
+            .is_some_and(|method| SECRET_METHODS.contains(&method))
+        {
+            metadata.token_endpoint_auth_method = None;
+        }
         let client_id = format!("{REGISTERED_PREFIX}{}", random_token(16));
         let client = match metadata.into_client(client_id, "An unnamed assistant") {
             Ok(client) => client,
             Err(refused) => return Ok(Err(refused)),
         };
         let mut txn = self.store.write()?;
-        let cutoff = now() - UNUSED_CLIENT_SECONDS;
-        txn.retain(&CLIENTS, .., |_, bytes| {
-            serde_json::from_slice::<Client>(&bytes)
-                .is_ok_and(|c| c.allowed_once || c.registered_at > cutoff)
-        })?;
         txn.put(&CLIENTS, &client.client_id, &serde_json::to_vec(&client)?)?;
         txn.commit()?;
         Ok(Ok(client))
+    }
+
+    /// Forgets registered clients nobody allowed within a day of their
+    /// registration; how many. The candidates are read from a snapshot
+    /// (no writer waits for the scan); each is removed in a short write,
+    /// a batch at a time, checked again there (someone may have allowed
+    /// it meanwhile).
+    pub fn forget_unused_clients(&self) -> Result<u64> {
+        let cutoff = now() - UNUSED_CLIENT_SECONDS;
+        let unused = |bytes: &[u8]| {
+            serde_json::from_slice::<Client>(bytes)
+                .is_ok_and(|c| !c.allowed_once && c.registered_at <= cutoff)
+        };
+        let candidates: Vec<String> = self
+            .store
+            .read()?
+            .all_in(&CLIENTS, ..)?
+            .into_iter()
+            .filter(|(_, bytes)| unused(bytes))
+            .map(|(id, _)| id)
+            .collect();
+        let mut forgotten = 0;
+        for batch in candidates.chunks(FORGET_BATCH) {
+            let mut txn = self.store.write()?;
+            for id in batch {
+                if txn.get(&CLIENTS, id)?.is_some_and(|bytes| unused(&bytes)) {
+                    txn.remove(&CLIENTS, id)?;
+                    forgotten += 1;
+                }
+            }
+            txn.commit()?;
+        }
+        Ok(forgotten)
     }
 
     /// A registered client by its id.
@@ -374,5 +420,74 @@ mod tests {
             Some(client)
         );
         assert_eq!(issuer.registered_client("mcp_unknown").unwrap(), None);
+    }
+
+    #[test]
+    fn a_client_asking_for_a_secret_is_registered_public() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = std::sync::Arc::new(crate::store::Store::open(dir.path(), None).unwrap());
+        let issuer = Issuer::for_tests(store);
+        for method in ["client_secret_post", "client_secret_basic", "none"] {
+            let metadata: ClientMetadata = serde_json::from_value(serde_json::json!({
+                "redirect_uris": ["https://a.example/cb"],
+                "token_endpoint_auth_method": method,
+            }))
+            .unwrap();
+            assert!(
+                issuer.register_client(metadata).unwrap().is_ok(),
+                "{method}"
+            );
+        }
+        let metadata: ClientMetadata = serde_json::from_value(serde_json::json!({
+            "redirect_uris": ["https://a.example/cb"],
+            "token_endpoint_auth_method": "private_key_jwt",
+        }))
+        .unwrap();
+        assert!(issuer.register_client(metadata).unwrap().is_err());
+    }
+
+    #[test]
+    fn clients_nobody_allowed_within_a_day_are_forgotten_apart_from_registering() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = std::sync::Arc::new(crate::store::Store::open(dir.path(), None).unwrap());
+        let issuer = Issuer::for_tests(store.clone());
+        let register = || {
+            issuer
+                .register_client(ClientMetadata {
+                    redirect_uris: vec!["https://a.example/cb".into()],
+                    ..Default::default()
+                })
+                .unwrap()
+                .unwrap()
+        };
+        let (old, old_allowed, new) = (register(), register(), register());
+        let mut txn = store.write().unwrap();
+        for (client, allowed) in [(&old, false), (&old_allowed, true)] {
+            let aged = Client {
+                registered_at: now() - UNUSED_CLIENT_SECONDS - 1,
+                allowed_once: allowed,
+                ..client.clone()
+            };
+            txn.put(
+                &CLIENTS,
+                &aged.client_id,
+                &serde_json::to_vec(&aged).unwrap(),
+            )
+            .unwrap();
+        }
+        txn.commit().unwrap();
+        // Registering another leaves the old one be: no scan on that path.
+        register();
+        assert!(issuer.registered_client(&old.client_id).unwrap().is_some());
+        assert_eq!(issuer.forget_unused_clients().unwrap(), 1);
+        assert_eq!(issuer.registered_client(&old.client_id).unwrap(), None);
+        assert!(
+            issuer
+                .registered_client(&old_allowed.client_id)
+                .unwrap()
+                .is_some()
+        );
+        assert!(issuer.registered_client(&new.client_id).unwrap().is_some());
+        assert_eq!(issuer.forget_unused_clients().unwrap(), 0);
     }
 }

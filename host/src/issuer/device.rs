@@ -122,7 +122,6 @@ impl Issuer {
                     State::Approved { user_id } => {
                         let user_id = user_id.clone();
                         remove_code(&mut txn, &hash, &record)?;
-                        txn.commit()?;
                         let approval = super::refresh::Approval {
                             user_id: &user_id,
                             client_id,
@@ -130,8 +129,12 @@ impl Issuer {
                             audience: crate::store::Audience::V1,
                             scope: crate::store::Scope::all(),
                         };
-                        let issued = self.issue(approval, &super::refresh::new_family_id())?;
-                        return Ok(Poll::Issued(issued));
+                        // In the transaction that uses the code up: the
+                        // person still exists when the tokens commit.
+                        let family = super::refresh::new_family_id();
+                        let issued = self.issue_in(&mut txn, approval, &family)?;
+                        txn.commit()?;
+                        return Ok(issued.map_or(Poll::InvalidGrant, Poll::Issued));
                     }
                     State::Denied => {
                         remove_code(&mut txn, &hash, &record)?;

@@ -100,30 +100,73 @@ fn sweep_due(swept: &std::sync::atomic::AtomicI64) -> bool {
             .is_ok()
 }
 
+/// How often registered clients nobody allowed are looked for.
+const FORGET_UNUSED_CLIENTS_EVERY: std::time::Duration = std::time::Duration::from_secs(600);
+
 impl Issuer {
+    /// Forgets registered clients nobody allowed, at start and every ten
+    /// minutes, for as long as the issuer lives (every replica does it;
+    /// it is idempotent).
+    pub fn start_forgetting_unused_clients(self: &Arc<Self>) {
+        let issuer = Arc::downgrade(self);
+        tokio::spawn(async move {
+            let mut every = tokio::time::interval(FORGET_UNUSED_CLIENTS_EVERY);
+            loop {
+                every.tick().await;
+                let Some(issuer) = issuer.upgrade() else {
+                    return;
+                };
+                let forgotten =
+                    tokio::task::spawn_blocking(move || issuer.forget_unused_clients()).await;
+                match forgotten {
+                    Ok(Ok(0)) => {}
+                    Ok(Ok(count)) => {
+                        tracing::info!(count, "forgot registered clients nobody allowed")
+                    }
+                    Ok(Err(error)) => tracing::warn!(
+                        error = format!("{error:#}"),
+                        "forgetting unused registered clients failed"
+                    ),
+                    Err(error) => tracing::warn!(%error, "forgetting unused clients panicked"),
+                }
+            }
+        });
+    }
+
     /// Whether the server speaks https (for the verification address).
     pub fn https(&self) -> bool {
         self.origin.origin().starts_with("https://")
     }
 
-    /// Issues an access token for `audience` and the first refresh token
-    /// of the new family `family_id` (whose renewals keep that audience
-    /// and scope): the device flow issues `/v1` tokens, the authorization
-    /// code grant [`crate::store::Audience::Mcp`] ones.
-    fn issue(&self, approval: refresh::Approval<'_>, family_id: &str) -> Result<Issued> {
-        let (access_token, _) = self.store.issue_scoped_token(
+    /// Issues, inside `txn`, an access token for `audience` and the first
+    /// refresh token of the new family `family_id` (whose renewals keep
+    /// that audience and scope): the device flow issues `/v1` tokens, the
+    /// authorization code grant [`crate::store::Audience::Mcp`] ones.
+    /// `None` when the user is gone: the check commits with the tokens, so
+    /// a deletion cannot come in between and leave tokens of nobody.
+    fn issue_in(
+        &self,
+        txn: &mut crate::store::records::Writer,
+        approval: refresh::Approval<'_>,
+        family_id: &str,
+    ) -> Result<Option<Issued>> {
+        if !crate::store::user_exists_in(txn, approval.user_id)? {
+            return Ok(None);
+        }
+        let (access_token, _) = crate::store::issue_token_in(
+            txn,
             approval.user_id,
             self.token_ttl_seconds,
             approval.audience,
             approval.scope.clone(),
         )?;
         let refresh_token =
-            refresh::start_family(&self.store, family_id, approval, access_token.expose())?;
-        Ok(Issued {
+            refresh::start_family_in(txn, family_id, approval, access_token.expose())?;
+        Ok(Some(Issued {
             access_token,
             expires_in: self.token_ttl_seconds,
             refresh_token,
-        })
+        }))
     }
 
     /// How long the access tokens it issues live, in minutes (the consent
@@ -254,6 +297,33 @@ mod tests {
         }
     }
 
+    /// Removes the user's records as a deletion's last step does.
+    fn delete_user(store: &Store, user_id: &str) {
+        let mut txn = store.write().unwrap();
+        for data in crate::store::USER_DATA {
+            data.remove(&mut txn, user_id).unwrap();
+        }
+        txn.commit().unwrap();
+    }
+
+    /// A person approves an assistant, then is deleted before it polls:
+    /// it gets nothing, and no token or family of nobody is left. (The
+    /// device flow used to issue without looking, in a transaction of
+    /// its own after the code's.)
+    #[test]
+    fn nothing_is_issued_to_a_person_deleted_after_approving() {
+        let (_dir, store, issuer, user) = issuer();
+        let start = issuer.start_device("cli").unwrap();
+        assert!(issuer.decide_device(&start.user_code, &user, true).unwrap());
+        delete_user(&store, &user);
+        assert!(matches!(
+            issuer.poll_device(&start.device_code, "cli").unwrap(),
+            Poll::InvalidGrant
+        ));
+        assert_eq!(issuer.connections_of(&user).unwrap(), vec![]);
+        assert_eq!(store.tokens_of(&user).unwrap(), vec![]);
+    }
+
     #[test]
     fn refresh_tokens_rotate_and_a_reused_one_revokes_its_family() {
         let (_dir, store, issuer, user) = issuer();
@@ -273,22 +343,67 @@ mod tests {
             ),
             "another client's refresh token"
         );
-        // The first refresh token comes back: stolen or replayed.
+        // The first comes back at once, while the pair it gave is unused
+        // (two calls in flight refreshed together): that same pair.
+        let Renewal::Issued(again) = issuer.refresh(first.refresh_token.expose(), "cli").unwrap()
+        else {
+            panic!("the same pair within the grace period")
+        };
+        assert_eq!(again.refresh_token.expose(), second.refresh_token.expose());
+        assert_eq!(again.access_token.expose(), second.access_token.expose());
+        // Once the second is used, the first coming back is stolen or
+        // replayed.
+        let Renewal::Issued(third) = issuer
+            .refresh(second.refresh_token.expose(), "cli")
+            .unwrap()
+        else {
+            panic!("refreshed")
+        };
         assert!(matches!(
             issuer.refresh(first.refresh_token.expose(), "cli").unwrap(),
             Renewal::InvalidGrant
         ));
         assert!(
             matches!(
-                issuer
-                    .refresh(second.refresh_token.expose(), "cli")
-                    .unwrap(),
+                issuer.refresh(third.refresh_token.expose(), "cli").unwrap(),
                 Renewal::InvalidGrant
             ),
             "the whole family is revoked"
         );
         assert!(!valid(&store, first.access_token.expose()));
         assert!(!valid(&store, second.access_token.expose()));
+        assert!(!valid(&store, third.access_token.expose()));
+    }
+
+    #[test]
+    fn a_family_keeps_its_last_tokens_only() {
+        let (_dir, store, issuer, user) = issuer();
+        let first = approved(&issuer, &user);
+        let mut issued = vec![first];
+        for _ in 0..20 {
+            let last = issued.last().unwrap().refresh_token.expose().to_string();
+            let Renewal::Issued(next) = issuer.refresh(&last, "cli").unwrap() else {
+                panic!("refreshed")
+            };
+            issued.push(next);
+        }
+        // 21 access tokens issued: the oldest five are revoked, the last
+        // sixteen still work.
+        let live = issued
+            .iter()
+            .filter(|i| valid(&store, i.access_token.expose()))
+            .count();
+        assert_eq!(live, 16);
+        assert!(valid(&store, issued[20].access_token.expose()));
+        // The oldest refresh token is forgotten: unknown, not a reuse
+        // that revokes the family.
+        assert!(matches!(
+            issuer
+                .refresh(issued[0].refresh_token.expose(), "cli")
+                .unwrap(),
+            Renewal::InvalidGrant
+        ));
+        assert!(valid(&store, issued[20].access_token.expose()));
     }
 
     #[test]
