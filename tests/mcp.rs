@@ -76,7 +76,16 @@ async fn the_official_python_sdk_uses_every_tool_in_both_protocols() {
     let bob = Raw::new(&demo, demo.mcp_token("bob"));
     let answer = bob.tool("fetch", json!({ "id": alice_id })).await;
     assert_eq!(answer["isError"], true);
-    assert_eq!(answer["structuredContent"]["error"]["type"], "not_found");
+    assert_eq!(tool_error(&answer)["type"], "not_found");
+}
+
+/// The contract's error of an `isError` result: the JSON of its one text
+/// block (no `structuredContent`, which clients hold to the output schema).
+fn tool_error(result: &Value) -> Value {
+    assert_eq!(result["isError"], true, "{result}");
+    assert_eq!(result["structuredContent"], Value::Null, "{result}");
+    let text = result["content"][0]["text"].as_str().expect("a text block");
+    serde_json::from_str::<Value>(text).expect("the error's JSON")["error"].clone()
 }
 
 /// Raw JSON-RPC over HTTP, as a client would send it.
@@ -320,7 +329,7 @@ async fn a_query_call_counts_against_the_query_limits_and_is_archived() {
         .tool("query", json!({ "query": "checkout timeouts" }))
         .await;
     assert_eq!(third["isError"], true, "{third}");
-    assert_eq!(third["structuredContent"]["error"]["type"], "rate_limited");
+    assert_eq!(tool_error(&third)["type"], "rate_limited");
     // The same allowance as /v1/query's.
     demo.call(Method::POST, "/query")
         .token(demo.token("alice"))
@@ -366,7 +375,7 @@ async fn an_idempotency_key_replays_a_query_call_for_free() {
     let bad = alice
         .tool("query", json!({ "query": "x", "idempotency_key": "" }))
         .await;
-    assert_eq!(bad["structuredContent"]["error"]["type"], "bad_request");
+    assert_eq!(tool_error(&bad)["type"], "bad_request");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -392,15 +401,14 @@ async fn bad_arguments_are_refused_with_what_is_wrong() {
         .tool("query", json!({ "query": "x", "max_results": 1000 }))
         .await;
     assert_eq!(answer["isError"], true, "{answer}");
-    assert_eq!(answer["structuredContent"]["error"]["type"], "bad_request");
-    let message = answer["structuredContent"]["error"]["message"]
-        .as_str()
-        .unwrap();
+    let error = tool_error(&answer);
+    assert_eq!(error["type"], "bad_request");
+    let message = error["message"].as_str().unwrap();
     assert!(message.contains("max_results"), "{message}");
     let answer = alice
         .tool("query", json!({ "query": "x", "connectors": ["nope"] }))
         .await;
-    assert_eq!(answer["structuredContent"]["error"]["type"], "bad_request");
+    assert_eq!(tool_error(&answer)["type"], "bad_request");
     // An unknown tool.
     let body = json!({
         "jsonrpc": "2.0", "id": 10, "method": "tools/call",

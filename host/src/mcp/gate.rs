@@ -129,13 +129,14 @@ async fn check(
         return answer(batch_refused());
     }
     // Read once, for the scope and the older protocol's cancellation.
-    let message: Option<serde_json::Value> = serde_json::from_slice(&bytes).ok();
-    if let Some(needed) = message.as_ref().and_then(|m| scope_missing(&parts, m)) {
+    let Ok(message) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
+        return answer(parse_error());
+    };
+    if let Some(needed) = scope_missing(&parts, &message) {
         return answer(insufficient_scope(mcp, needed));
     }
-    let request = message
-        .as_ref()
-        .and_then(|m| super::cancel::track(mcp, &mut parts, m));
+    accept_json(&mut parts.headers);
+    let request = super::cancel::track(mcp, &mut parts, &message);
     let response = next
         .run(Request::from_parts(parts, Body::from(bytes)))
         .await;
@@ -227,6 +228,44 @@ fn is_batch(bytes: &[u8]) -> bool {
         .is_some_and(|b| *b == b'[')
 }
 
+/// A body that is not JSON: JSON-RPC's parse error, as JSON.
+fn parse_error() -> Response {
+    let body = json!({
+        "jsonrpc": "2.0",
+        "id": null,
+        "error": { "code": -32700, "message": "Parse error: the body is not JSON" },
+    });
+    (StatusCode::BAD_REQUEST, axum::Json(body)).into_response()
+}
+
+/// A POST whose `Accept` admits JSON (`*/*`, `application/*`,
+/// `application/json`, or no `Accept` at all, which admits anything) is
+/// answered with JSON. rmcp wants both `application/json` and
+/// `text/event-stream` listed, as the specification asks of clients, and
+/// answers 406 otherwise; HTTP-wise those clients accept the JSON this
+/// server answers with (`with_json_response`), so they are served.
+fn accept_json(headers: &mut axum::http::HeaderMap) {
+    let admits_json = {
+        let mut values = headers.get_all(header::ACCEPT).iter().peekable();
+        values.peek().is_none()
+            || values
+                .filter_map(|value| value.to_str().ok())
+                .flat_map(|value| value.split(','))
+                .map(|range| range.split(';').next().unwrap_or_default().trim())
+                .any(|range| {
+                    ["*/*", "application/*", "application/json"]
+                        .iter()
+                        .any(|json| range.eq_ignore_ascii_case(json))
+                })
+    };
+    if admits_json {
+        headers.insert(
+            header::ACCEPT,
+            HeaderValue::from_static("application/json, text/event-stream"),
+        );
+    }
+}
+
 fn batch_refused() -> Response {
     let body = json!({
         "jsonrpc": "2.0",
@@ -242,6 +281,24 @@ fn batch_refused() -> Response {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_accept_that_admits_json_is_served_json() {
+        let served = |accept: Option<&str>| {
+            let mut headers = axum::http::HeaderMap::new();
+            if let Some(accept) = accept {
+                headers.insert(header::ACCEPT, HeaderValue::from_str(accept).unwrap());
+            }
+            accept_json(&mut headers);
+            headers[header::ACCEPT] == "application/json, text/event-stream"
+        };
+        assert!(served(None));
+        assert!(served(Some("*/*")));
+        assert!(served(Some("text/html, Application/*;q=0.5")));
+        assert!(served(Some("application/json")));
+        assert!(!served(Some("text/event-stream")));
+        assert!(!served(Some("text/html")));
+    }
 
     #[test]
     fn an_array_is_a_batch_and_an_object_is_not() {

@@ -1,7 +1,10 @@
 //! The MCP server rmcp runs for each POST: its tools, read-only all. They
 //! answer with `structuredContent` and the same JSON as one text block;
-//! a refusal is an `isError` result holding the contract's error
-//! (`{"error": {"type", "message", ...}}`). The REST rules hold: `query`
+//! a refusal is an `isError` result whose one text block is the contract's
+//! error (`{"error": {"type", "message", ...}}`), with no
+//! `structuredContent`: clients (the TypeScript SDK, the Inspector) hold
+//! any `structuredContent` to the tool's output schema, errors included,
+//! and would throw instead of handing the model the message. The REST rules hold: `query`
 //! and `search` draw on the user's query limits and are archived like
 //! `/v1/query` (they run its pipeline, `api::query::ask`), `deep_search`
 //! on the deep-search limits.
@@ -45,8 +48,80 @@ impl QuarryMcp {
     pub fn new(mcp: Arc<Mcp>) -> QuarryMcp {
         QuarryMcp {
             mcp,
-            tool_router: Self::tool_router(),
+            tool_router: router(),
         }
+    }
+}
+
+/// The tools, their schemas with standard formats only (built once: a
+/// server is made for every POST).
+fn router() -> ToolRouter<QuarryMcp> {
+    static ROUTER: std::sync::LazyLock<ToolRouter<QuarryMcp>> = std::sync::LazyLock::new(|| {
+        let mut router = QuarryMcp::tool_router();
+        for route in router.map.values_mut() {
+            let tool = &mut route.attr;
+            tool.input_schema = Arc::new(standard_formats_only(&tool.input_schema));
+            if let Some(output) = &tool.output_schema {
+                tool.output_schema = Some(Arc::new(standard_formats_only(output)));
+            }
+        }
+        router
+    });
+    ROUTER.clone()
+}
+
+/// Formats JSON Schema defines (2020-12, §7.3); schemars also writes
+/// Rust's (`uint64`, `uint32`, `double`...), which strict validators
+/// refuse and the TypeScript SDK warns about at every compile.
+const STANDARD_FORMATS: &[&str] = &[
+    "date-time",
+    "date",
+    "time",
+    "duration",
+    "email",
+    "idn-email",
+    "hostname",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uri-reference",
+    "iri",
+    "iri-reference",
+    "uuid",
+    "uri-template",
+    "json-pointer",
+    "relative-json-pointer",
+    "regex",
+];
+
+/// `schema` without any `format` that is not a standard one (the bounds
+/// schemars writes beside them, `minimum: 0` for an unsigned integer,
+/// stay).
+fn standard_formats_only(
+    schema: &serde_json::Map<String, Value>,
+) -> serde_json::Map<String, Value> {
+    fn walk(value: &mut Value) {
+        match value {
+            Value::Object(object) => {
+                let odd = object
+                    .get("format")
+                    .and_then(Value::as_str)
+                    .is_some_and(|format| !STANDARD_FORMATS.contains(&format));
+                if odd {
+                    object.remove("format");
+                }
+                object.values_mut().for_each(walk);
+            }
+            Value::Array(items) => items.iter_mut().for_each(walk),
+            _ => {}
+        }
+    }
+    let mut value = Value::Object(schema.clone());
+    walk(&mut value);
+    match value {
+        Value::Object(object) => object,
+        _ => unreachable!("an object stays an object"),
     }
 }
 
@@ -346,8 +421,9 @@ fn cancelled() -> ApiError {
 }
 
 /// A refusal as the tool's `isError` result: the contract's error shape.
+/// The contract's error as a tool error: its JSON as the only text.
 fn failure(error: ApiError) -> CallToolResult {
-    CallToolResult::structured_error(error.body())
+    CallToolResult::error(vec![ContentBlock::text(error.body().to_string())])
 }
 
 fn structured(value: &impl Serialize) -> Outcome<CallToolResult> {
@@ -394,4 +470,27 @@ fn question_hash(question: &Question) -> String {
     });
     let digest = sha2::Sha256::digest(format!("mcp:{canonical}").as_bytes());
     hex::encode(digest)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_schema_uses_standard_formats_only() {
+        let tools = router().list_all();
+        assert_eq!(tools.len(), 5);
+        let all = serde_json::to_string(&tools).unwrap();
+        assert!(all.contains("\"minimum\":0"), "unsigned bounds stay: {all}");
+        for tool in tools {
+            let text = serde_json::to_string(&tool).unwrap();
+            for odd in ["uint", "int32", "int64", "double", "float"] {
+                assert!(
+                    !text.contains(&format!("\"format\":\"{odd}")),
+                    "{}: {text}",
+                    tool.name
+                );
+            }
+        }
+    }
 }
