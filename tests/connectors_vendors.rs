@@ -766,7 +766,7 @@ fn ranged_question(connector: &str) -> &'static str {
         "zendesk" => "checkout",
         "hubspot" => "acme",
         "trello" => "customer",
-        "salesforce" | "microsoft-365" | "trello" | "intercom" => {
+        "salesforce" | "microsoft-365" | "intercom" => {
             "checkout payment order customer invoice incident"
         }
         _ => "checkout payment order customer invoice",
