@@ -1,13 +1,14 @@
 //! Scale-out when the engines fail: PostgreSQL or Redis away gives 503 in
 //! the contract's error shape (the limits fail closed), service comes back
-//! by itself, and restarting either under load loses nothing. Each test
+//! by itself, and restarting either under load loses nothing; and engines
+//! that speak TLS only, reached with their certificates checked. Each test
 //! runs engines of its own, which it stops and starts.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use quarry_tests::engines::{OwnPostgres, OwnRedis};
+use quarry_tests::engines::{EngineTls, OwnPostgres, OwnRedis};
 use quarry_tests::server::{Demo, Reply};
 use quarry_tests::shared::SharedBackend;
 use reqwest::Method;
@@ -168,5 +169,68 @@ async fn restarting_postgres_and_redis_under_load_loses_nothing() {
         history.len() >= answered,
         "{answered} queries answered, {} in the history",
         history.len()
+    );
+}
+
+/// PostgreSQL and Redis on other machines carry emails, password hashes
+/// and tokens: replicas reach them over TLS, the servers' certificates
+/// checked against the operator's CA (`sslmode=verify-full` and
+/// `sslrootcert` in the URL; `rediss://` and `redis_ca_file`). Here both
+/// engines refuse plain connections, so every answer proves TLS; a wrong
+/// CA, or asking for no TLS, keeps the server from its database.
+#[tokio::test(flavor = "multi_thread")]
+async fn replicas_reach_postgres_and_redis_over_tls_checking_their_certificates() {
+    let tls = EngineTls::new();
+    let postgres = OwnPostgres::start_tls(&tls);
+    let redis = OwnRedis::start_tls(&tls);
+    let ca = tls.ca().display().to_string();
+    let verified = format!("{}?sslmode=verify-full&sslrootcert={ca}", postgres.url());
+    let backend = Arc::new(SharedBackend::create_on(verified, redis.url()));
+    let demo = Demo::options()
+        .shared(&backend)
+        .replicas(2)
+        .envs(&GENEROUS)
+        .env("QUARRY_COORDINATION__REDIS_CA_FILE", &ca)
+        .start();
+    for replica in 0..2 {
+        let reply = demo
+            .call(Method::POST, "/query")
+            .on(replica)
+            .token(demo.alice())
+            .json(&query())
+            .send()
+            .await;
+        reply.expect(200, None);
+        // The limits were counted in Redis, over TLS.
+        assert!(reply.int_header("x-ratelimit-remaining-minute") < 100_000);
+    }
+    assert_eq!(ready(&demo, 1).await, 200);
+
+    let opens = |url: String| {
+        let config = quarry::store::PostgresConfig { url, pool_size: 1 };
+        quarry::store::Store::open_shared(&config, "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=")
+            .map(|_| ())
+            .map_err(|error| format!("{error:#}"))
+    };
+    let database = backend.postgres_url.split('?').next().unwrap().to_string();
+    let plain = opens(format!("{database}?sslmode=disable")).unwrap_err();
+    assert!(
+        plain.contains("no encryption") || plain.contains("pg_hba"),
+        "{plain}"
+    );
+    let stranger = EngineTls::new();
+    let wrong_ca = format!(
+        "{database}?sslmode=verify-full&sslrootcert={}",
+        stranger.ca().display()
+    );
+    let refused = opens(wrong_ca).unwrap_err();
+    assert!(refused.to_lowercase().contains("certificate"), "{refused}");
+    // A certificate for another name passes verify-ca, not verify-full.
+    let by_name = database.replace("127.0.0.1", "127.0.0.2");
+    assert!(opens(format!("{by_name}?sslmode=verify-ca&sslrootcert={ca}")).is_ok());
+    let other_name = opens(format!("{by_name}?sslmode=verify-full&sslrootcert={ca}"));
+    assert!(
+        other_name.is_err(),
+        "127.0.0.2 is not a name of the certificate"
     );
 }

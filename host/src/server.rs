@@ -179,7 +179,12 @@ fn rate_limiter(config: &Config, store: &Arc<Store>) -> Result<RateLimiter> {
     Ok(match &config.coordination.redis_url {
         None => RateLimiter::new(limits, store.clone()),
         Some(url) => {
-            let redis = Redis::connect(url.expose(), config.coordination.key_prefix.as_deref())?;
+            let coordination = &config.coordination;
+            let redis = Redis::connect(
+                url.expose(),
+                coordination.key_prefix.as_deref(),
+                coordination.redis_ca_file.as_deref(),
+            )?;
             RateLimiter::shared(limits, SharedWindows::new(redis))
         }
     })

@@ -49,10 +49,15 @@ impl Default for StorageConfig {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct CoordinationConfig {
-    /// `redis://host:port[/db]`: the rate-limit windows and sign-in
-    /// throttles, shared by every replica. Without it they live in the
-    /// process, which is right for one replica only.
+    /// `redis://host:port[/db]`, or `rediss://` for TLS (the server's
+    /// certificate checked against the system's roots, or
+    /// `redis_ca_file`): the rate-limit windows and sign-in throttles,
+    /// shared by every replica. Without it they live in the process, which
+    /// is right for one replica only.
     pub redis_url: Option<Secret>,
+    /// The CA certificate (PEM) that signed the Redis server's, for a
+    /// `rediss://` URL.
+    pub redis_ca_file: Option<std::path::PathBuf>,
     /// A prefix for every Redis key, so that several deployments (or test
     /// runs) can share one Redis.
     pub key_prefix: Option<String>,

@@ -11,9 +11,11 @@
 
 mod windows;
 
+use std::path::Path;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
+use redis::IntoConnectionInfo as _;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 
 pub use self::windows::{Counted, SharedWindows};
@@ -29,9 +31,10 @@ pub struct Redis {
 
 impl Redis {
     /// Connects lazily: a replica starts while Redis is away, and answers
-    /// 503 until it is back.
-    pub fn connect(url: &str, prefix: Option<&str>) -> Result<Redis> {
-        let client = redis::Client::open(url).context("[coordination] redis_url is not valid")?;
+    /// 503 until it is back. A `rediss://` URL is TLS, the server checked
+    /// against `ca_file` (PEM) or the system's roots.
+    pub fn connect(url: &str, prefix: Option<&str>, ca_file: Option<&Path>) -> Result<Redis> {
+        let client = client(url, ca_file)?;
         let config = ConnectionManagerConfig::new()
             .set_connection_timeout(Some(Duration::from_secs(2)))
             .set_response_timeout(Some(Duration::from_secs(2)))
@@ -58,6 +61,36 @@ impl Redis {
     fn connection(&self) -> ConnectionManager {
         self.connection.clone()
     }
+}
+
+fn client(url: &str, ca_file: Option<&Path>) -> Result<redis::Client> {
+    let info: redis::ConnectionInfo = url
+        .into_connection_info()
+        .context("[coordination] redis_url is not valid")?;
+    let tls = matches!(info.addr(), redis::ConnectionAddr::TcpTls { .. });
+    if let redis::ConnectionAddr::Tcp(host, _) = info.addr()
+        && !crate::store::is_loopback_host(host)
+    {
+        tracing::warn!(
+            "Redis is on another machine over plain TCP: use a rediss:// URL (with \
+             [coordination] redis_ca_file for your CA)"
+        );
+    }
+    let Some(path) = ca_file else {
+        return redis::Client::open(info).context("[coordination] redis_url is not valid");
+    };
+    anyhow::ensure!(
+        tls,
+        "[coordination] redis_ca_file is for TLS: make redis_url a rediss:// URL"
+    );
+    let root_cert =
+        std::fs::read(path).with_context(|| format!("reading redis_ca_file {}", path.display()))?;
+    let certificates = redis::TlsCertificates {
+        client_tls: None,
+        root_cert: Some(root_cert),
+    };
+    redis::Client::build_with_tls(info, certificates)
+        .context("[coordination] redis_url with redis_ca_file")
 }
 
 /// Every Redis failure is the engine being away (the scripts are ours and

@@ -92,7 +92,7 @@ mod tests {
         let url = std::env::var("QUARRY_TEST_REDIS_URL")
             .unwrap_or_else(|_| "redis://127.0.0.1:6379".into());
         let prefix = format!("quarry_unit_{}", crate::store::random_hex(6));
-        SharedWindows::new(Redis::connect(&url, Some(&prefix)).expect("a Redis URL"))
+        SharedWindows::new(Redis::connect(&url, Some(&prefix), None).expect("a Redis URL"))
     }
 
     #[tokio::test(flavor = "multi_thread")]
@@ -129,7 +129,8 @@ mod tests {
 
     #[tokio::test]
     async fn an_unreachable_redis_is_unavailable() {
-        let windows = SharedWindows::new(Redis::connect("redis://127.0.0.1:1", None).unwrap());
+        let windows =
+            SharedWindows::new(Redis::connect("redis://127.0.0.1:1", None, None).unwrap());
         let error = windows.count("u", "query", (1, 1), true).await.unwrap_err();
         assert!(error.chain().any(|c| c.is::<Unavailable>()), "{error:#}");
     }

@@ -26,6 +26,7 @@ mod leases;
 mod legacy;
 mod migrations;
 mod postgres;
+mod postgres_tls;
 pub mod private;
 pub mod records;
 mod user_data;
@@ -49,6 +50,7 @@ pub use self::idempotency::{
 use self::keys::DataKey;
 pub use self::keys::MasterKey;
 pub use self::postgres::PostgresConfig;
+pub use self::postgres_tls::is_loopback_host;
 use self::records::{Backend, Bytes, Reader, Records, Space, Text, Unit, Writer};
 pub use self::user_data::{Counted, UserData};
 

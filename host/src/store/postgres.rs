@@ -110,17 +110,21 @@ struct Engine {
 
 impl Engine {
     fn start(config: &PostgresConfig) -> Result<Engine> {
-        let pg: tokio_postgres::Config = config
-            .url
-            .parse()
-            .context("[storage] postgres_url is not a PostgreSQL connection URL")?;
-        let manager = Manager::from_config(
-            pg,
-            NoTls,
-            ManagerConfig {
-                recycling_method: RecyclingMethod::Fast,
-            },
-        );
+        let connection = super::postgres_tls::Connection::from_url(&config.url)?;
+        if connection.exposed() {
+            tracing::warn!(
+                sslmode = ?connection.mode,
+                "PostgreSQL is on another machine and its certificate is not checked: add \
+                 sslmode=verify-full (and sslrootcert=CA.pem) to [storage] postgres_url"
+            );
+        }
+        let recycling = ManagerConfig {
+            recycling_method: RecyclingMethod::Fast,
+        };
+        let manager = match connection.tls {
+            Some(tls) => Manager::from_config(connection.config, tls, recycling),
+            None => Manager::from_config(connection.config, NoTls, recycling),
+        };
         let timeout = Some(Duration::from_secs(5));
         let pool = Pool::builder(manager)
             .max_size(config.pool_size.max(1))
@@ -144,10 +148,9 @@ impl Engine {
     }
 
     async fn client(&self) -> Result<Object> {
-        self.pool
-            .get()
-            .await
-            .map_err(|error| anyhow::Error::new(Unavailable(format!("PostgreSQL: {error}"))))
+        self.pool.get().await.map_err(|error| {
+            anyhow::Error::new(Unavailable(format!("PostgreSQL: {}", with_causes(&error))))
+        })
     }
 
     /// Runs `work` to its end on the backend's runtime, from wherever the
@@ -199,10 +202,24 @@ fn unavailable(error: tokio_postgres::Error) -> anyhow::Error {
         }
     };
     if error.is_closed() || away {
-        anyhow::Error::new(Unavailable(format!("PostgreSQL: {error}")))
+        anyhow::Error::new(Unavailable(format!("PostgreSQL: {}", with_causes(&error))))
     } else {
         anyhow::Error::new(error)
     }
+}
+
+/// An error and what caused it, down the chain: tokio-postgres says "db
+/// error" and keeps the server's words (a refusal by pg_hba.conf, a
+/// certificate that does not check) in its source.
+fn with_causes(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(next) = cause {
+        text.push_str(": ");
+        text.push_str(&next.to_string());
+        cause = next.source();
+    }
+    text
 }
 
 /// A writer's puts not sent yet: (space, key) → value.
