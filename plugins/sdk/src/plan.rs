@@ -302,7 +302,7 @@ mod tests {
         let two = narrower(&[a.clone(), b.clone()], 3);
         let written: Vec<String> = two.iter().map(|q| words(q).join(" ")).collect();
         assert_eq!(written, ["a b", "a", "b"]);
-        assert_eq!(narrower(&[a.clone()], 3), vec![vec![a]]);
+        assert_eq!(narrower(std::slice::from_ref(&a), 3), vec![vec![a]]);
         assert!(narrower(&[], 3).is_empty());
     }
 
