@@ -120,7 +120,7 @@ pub fn run(config: &Config, action: Action) -> Result<()> {
                 .read_line(&mut line)
                 .context("reading the password from stdin")?;
             let password = line.trim_end_matches(['\r', '\n']);
-            crate::dashboard::session::set_password(&store, &user.id, password)?;
+            crate::dashboard::sign_in::set_password(&store, &user.id, password)?;
             println!(
                 "{}",
                 serde_json::json!({ "user_id": user.id, "email": user.email, "password": "set" })

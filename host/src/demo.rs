@@ -297,7 +297,7 @@ fn create_users(
         for connector in connectors {
             connect_user(fake, store, &user.id, name, connector, settings)?;
         }
-        crate::dashboard::session::set_password(store, &user.id, DEMO_PASSWORD)?;
+        crate::dashboard::sign_in::set_password(store, &user.id, DEMO_PASSWORD)?;
         let (token, _) = store.issue_token(&user.id, ttl, Audience::V1)?;
         let (mcp_token, _) = store.issue_token(&user.id, ttl, Audience::Mcp)?;
         out.push(DemoUser {

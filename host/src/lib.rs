@@ -2,6 +2,8 @@
 //!
 //! See `ARCHITECTURE.md` at the repository root for the map of this crate.
 
+pub mod access;
+pub mod account;
 pub mod admin;
 pub mod api;
 pub mod archive;
@@ -11,14 +13,17 @@ pub mod connector_kit;
 pub mod connectors;
 pub mod coordination;
 pub mod dashboard;
+pub mod deep_search;
 pub mod deletion;
 #[cfg(feature = "demo")]
 pub mod demo;
+pub mod error;
 #[cfg(feature = "demo")]
 pub mod eval_live;
 #[cfg(test)]
 mod invariants;
 pub mod issuer;
+pub mod limits;
 pub mod logging;
 pub mod mcp;
 pub mod metrics;
@@ -26,10 +31,12 @@ pub mod net;
 pub mod oauth;
 pub mod oidc;
 pub mod origin;
+pub mod query;
 pub mod rank;
 pub mod search;
 pub mod secret;
 pub mod server;
+pub mod services;
 pub mod store;
 pub mod user_data;
 pub mod webhooks;

@@ -10,19 +10,20 @@ use anyhow::{Context, Result};
 use axum_server::Handle;
 use axum_server::tls_rustls::RustlsConfig;
 
-use crate::api::limits::RateLimiter;
 use crate::api::{self, App};
 use crate::archive::Archive;
 use crate::config::Config;
 use crate::config::{BackendKind, EmbedderKind};
 use crate::connectors::{NetworkConfig, Registry, RegistryConfig, Runtime, RuntimeConfig};
-use crate::coordination::{Redis, SharedWindows};
+use crate::coordination::Redis;
 use crate::deletion::Deletions;
+use crate::limits::{AttemptLimit, Limiter};
 use crate::metrics::Metrics;
 use crate::oauth::revoke::Revoker;
 use crate::rank::Scheduler;
 use crate::rank::embed::Cached;
 use crate::search::Search;
+use crate::services::Services;
 use crate::store::{MasterKey, PostgresConfig, Store};
 use crate::webhooks::Webhooks;
 
@@ -60,24 +61,14 @@ pub async fn start(config: Config) -> Result<Running> {
     start_background_work(&app).await?;
     // The dashboard: outside `/v1` and its gate, with its own middleware.
     let dashboard = Arc::new(crate::dashboard::Dashboard::new(
-        crate::dashboard::Needs {
-            store: app.store.clone(),
-            limiter: app.limiter.clone(),
-            registry: app.registry.clone(),
-            issuer: app.issuer.clone(),
-            webhooks: app.webhooks.clone(),
-            deletions: app.deletions.clone(),
-            app: app.clone(),
-        },
+        app.services.clone(),
         config.dashboard.clone(),
         config.oauth_clients.clone(),
-        crate::connectors::upstream::Upstream::new(&network(&config)?)?
-            .client()
-            .clone(),
+        app.vendor_client.clone(),
     )?);
     let router = api::router(app.clone())
         .merge(crate::dashboard::router(dashboard))
-        .merge(crate::mcp::router(app.clone(), origin))
+        .merge(crate::mcp::router(app.services.clone(), origin))
         .into_make_service_with_connect_info::<SocketAddr>();
     let handle = Handle::new();
     let task = if config.tls_enabled() {
@@ -173,11 +164,16 @@ fn master_key(config: &Config) -> Result<MasterKey> {
     MasterKey::from_file(&beside)
 }
 
-/// The limits' windows: in this process, or in the Redis replicas share.
-fn rate_limiter(config: &Config, store: &Arc<Store>) -> Result<RateLimiter> {
+/// The limits' windows and attempts: in this process, or in the Redis
+/// replicas share.
+fn rate_limiter(config: &Config, store: &Arc<Store>) -> Result<Limiter> {
     let limits = config.limits.clone();
+    let attempts = AttemptLimit {
+        failures: config.dashboard.login_failures,
+        window_seconds: config.dashboard.login_window_seconds,
+    };
     Ok(match &config.coordination.redis_url {
-        None => RateLimiter::new(limits, store.clone()),
+        None => Limiter::new(limits, attempts, store.clone()),
         Some(url) => {
             let coordination = &config.coordination;
             let redis = Redis::connect(
@@ -185,7 +181,7 @@ fn rate_limiter(config: &Config, store: &Arc<Store>) -> Result<RateLimiter> {
                 coordination.key_prefix.as_deref(),
                 coordination.redis_ca_file.as_deref(),
             )?;
-            RateLimiter::shared(limits, SharedWindows::new(redis))
+            Limiter::shared(limits, attempts, redis)
         }
     })
 }
@@ -205,10 +201,11 @@ fn replica_id(data_dir: &std::path::Path) -> Result<String> {
 
 async fn assemble(config: &Config, origin: crate::origin::PublicOrigin) -> Result<App> {
     let store = Arc::new(open_store(config)?);
+    let network = network(config)?;
     let runtime = Runtime::new(RuntimeConfig {
         cache_dir: Some(config.data_dir.join("cache/components")),
         limits: config.sandbox,
-        network: network(config)?,
+        network: network.clone(),
         ..RuntimeConfig::default()
     })?;
     let registry = Registry::open(
@@ -243,13 +240,15 @@ async fn assemble(config: &Config, origin: crate::origin::PublicOrigin) -> Resul
             .with_index_budget(config.archive.index_memory_bytes()),
     );
     let webhooks = Arc::new(Webhooks::new(store.clone(), config.webhooks.clone())?);
-    // The host's own calls to vendors (revocation, refresh) go through the
-    // same guarded client as the connectors' fetches.
-    let vendor_client = crate::connectors::upstream::Upstream::new(&network(config)?)?
-        .client()
-        .clone();
+    // The host's own calls to vendors (revocation, refresh, the
+    // dashboard's token exchanges) under the same policy as the
+    // connectors' fetches.
+    let vendor_client = crate::net::client(crate::net::Purpose::Vendors {
+        host_overrides: &network.host_overrides,
+        extra_roots: &network.extra_root_certs,
+    })?;
     let vendors = Arc::new(crate::oauth::Vendors::new(
-        vendor_client,
+        vendor_client.clone(),
         config.oauth_clients.clone(),
     ));
     let refresher = Arc::new(crate::oauth::Refresher::new(
@@ -265,7 +264,7 @@ async fn assemble(config: &Config, origin: crate::origin::PublicOrigin) -> Resul
     // unless the operator allows more, trusting the operator's roots.
     let documents = crate::issuer::documents::Documents::new(
         config.dashboard.allow_private_client_documents,
-        &network(config)?.extra_root_certs,
+        &network.extra_root_certs,
     )?;
     let issuer = Arc::new(crate::issuer::Issuer::new(
         store.clone(),
@@ -279,10 +278,10 @@ async fn assemble(config: &Config, origin: crate::origin::PublicOrigin) -> Resul
         webhooks.clone(),
         registry.clone(),
         revoker,
-        crate::user_data::user_data().copied().collect(),
+        crate::user_data::user_data().collect(),
         replica_id(&config.data_dir)?,
     )?);
-    Ok(App {
+    let services = Services {
         search: Arc::new(Search::new(
             registry.clone(),
             metrics.clone(),
@@ -302,6 +301,10 @@ async fn assemble(config: &Config, origin: crate::origin::PublicOrigin) -> Resul
         registry,
         limiter,
         metrics,
+        vendor_client,
+    };
+    Ok(App {
+        services,
         published: Arc::new(api::docs::Published::load()?),
         metrics_token: config.metrics_token.clone().map(Arc::new),
     })

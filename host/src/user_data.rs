@@ -1,67 +1,118 @@
-//! The registry of user data, assembled: every owner's list of the spaces
-//! that hold a user's records, in the order the deletion removes them, and
-//! the spaces that hold none, each with the reason. `server.rs` hands it
-//! to `deletion` (which so depends on no owner).
+//! The registry of spaces: every owner's list of its spaces (each space
+//! declares whose records it holds where it is made: `Space::keyed_by_user`,
+//! `Space::user_owned` or `Space::shared` with the reason), gathered here.
+//! A user's spaces come in the order the deletion removes them; `server.rs`
+//! hands [`user_data`] to `deletion` (which so depends on no owner).
 //!
-//! A space that holds a user's record and is on neither list fails the
-//! lifecycle test (`after_a_deletion_no_space_holds_a_record_that_names_the_user`
-//! in `tests/dashboard.rs`).
+//! Two tests hold it: [`tests`] below finds every space the sources make
+//! and requires it here exactly once; the lifecycle test
+//! (`after_a_deletion_no_space_holds_a_record_that_names_the_user` in
+//! `tests/dashboard.rs`) fails on a space that holds a user's record after
+//! their deletion.
 
-use crate::store::UserData;
+use crate::store::{Declared, UserData};
 
-/// Every space holding records bound to a user. The store's own come
-/// first: its email index reads the profile before the profile goes.
-pub fn user_data() -> impl Iterator<Item = &'static UserData> {
-    [
-        crate::store::USER_DATA,
-        crate::archive::USER_DATA,
-        crate::webhooks::USER_DATA,
-        crate::issuer::USER_DATA,
-        crate::dashboard::USER_DATA,
-    ]
-    .into_iter()
-    .flatten()
-}
-
-/// Spaces that hold no record bound to a user once a deletion has ended.
-pub const NOT_USER_DATA: &[(&str, &str)] = &[
-    (
-        "deletions",
-        "the deletion job, sealed with the master key; its last commit removes it",
-    ),
-    (
-        "pending_revocations",
-        "tokens still to revoke at a vendor after the user is gone, sealed with the master key, without the user's id",
-    ),
-    (
-        "webhook_outbox_due",
-        "the outbox's queue: (due time, delivery id), removed with its delivery",
-    ),
-    (
-        "device_user_codes",
-        "what a person types for a device code: the code's hash, no user; goes with its device code",
-    ),
-    (
-        "dashboard_sso_states",
-        "sign-ins in flight as earlier versions kept them (now in the browser's sealed cookie): \
-         nobody's; emptied when the dashboard starts",
-    ),
-    (
-        "oauth_clients",
-        "MCP clients that registered themselves (RFC 7591): a name and redirect addresses, nobody's; \
-         what a person allowed them is in refresh_families",
-    ),
-    (
-        "purge",
-        "one marker, no user: a deletion's removed records are still to be purged from the files",
-    ),
-    (
-        "webhook_given_up",
-        "what is kept of an undeliverable event: no user id and nothing secret; dropped after 30 days",
-    ),
+/// Every owner's spaces. The store's own come first: its email index reads
+/// the profile before the profile goes.
+pub const SPACES: &[&[Declared]] = &[
+    crate::store::SPACES,
+    crate::archive::SPACES,
+    crate::webhooks::SPACES,
+    crate::issuer::SPACES,
+    crate::dashboard::SPACES,
+    &[crate::deletion::DELETIONS.declared()],
+    &[crate::oauth::revoke::REVOCATIONS.declared()],
 ];
 
-/// Whether a space is declared, as user data or as not user data.
+/// Every space, declared.
+pub fn spaces() -> impl Iterator<Item = &'static Declared> {
+    SPACES.iter().copied().flatten()
+}
+
+/// Every space holding records bound to a user, in deletion order.
+pub fn user_data() -> impl Iterator<Item = UserData> {
+    spaces().filter_map(Declared::user_data)
+}
+
+/// Whether a space is declared.
 pub fn is_declared(space: &str) -> bool {
-    user_data().any(|d| d.space == space) || NOT_USER_DATA.iter().any(|(s, _)| *s == space)
+    spaces().any(|declared| declared.space == space)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::store::Owner;
+
+    /// The name of every space the sources make, with the file that makes
+    /// it: the text after each `Space::keyed_by_user(`, `Space::user_owned(`
+    /// or `Space::shared(` (also through the dashboard's `pending::Table`).
+    fn spaces_made_in_the_sources() -> BTreeMap<String, Vec<String>> {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut made: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for path in crate::invariants::sources(&root) {
+            let relative = path
+                .strip_prefix(&root)
+                .unwrap()
+                .to_string_lossy()
+                .to_string();
+            if relative.starts_with("store/records/")
+                || relative.starts_with("invariants/")
+                || relative == "user_data.rs"
+            {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            for constructor in ["::keyed_by_user(", "::user_owned(", "::shared("] {
+                for (at, _) in text.match_indices(constructor) {
+                    let before = &text[..at];
+                    if !(before.ends_with("Space") || before.ends_with("Table")) {
+                        continue;
+                    }
+                    let after = text[at + constructor.len()..].trim_start();
+                    let name: String = after
+                        .strip_prefix('"')
+                        .map(|rest| rest.chars().take_while(|c| *c != '"').collect())
+                        .unwrap_or_default();
+                    made.entry(name).or_default().push(relative.clone());
+                }
+            }
+        }
+        made
+    }
+
+    #[test]
+    fn every_space_the_sources_make_is_declared_here_once() {
+        let made = spaces_made_in_the_sources();
+        assert!(made.len() >= 30, "spaces found: {made:?}");
+        let mut declared: BTreeMap<&str, usize> = BTreeMap::new();
+        for space in spaces() {
+            *declared.entry(space.space).or_default() += 1;
+        }
+        for (name, files) in &made {
+            assert_eq!(files.len(), 1, "{name:?} is made twice: {files:?}");
+            assert_eq!(
+                declared.get(name.as_str()),
+                Some(&1),
+                "{name:?} (made in {files:?}) is not in user_data::SPACES exactly once"
+            );
+        }
+        for name in declared.keys() {
+            assert!(
+                made.contains_key(*name),
+                "{name:?} is declared but made nowhere"
+            );
+        }
+    }
+
+    #[test]
+    fn every_shared_space_says_why() {
+        for space in spaces() {
+            if let Owner::Shared(why) = space.owner {
+                assert!(why.len() > 20, "{}: {why:?}", space.space);
+            }
+        }
+    }
 }

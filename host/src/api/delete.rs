@@ -6,8 +6,8 @@ use axum::extract::State;
 use axum::{Extension, Json};
 use serde_json::{Value, json};
 
-use super::error::ApiError;
 use super::gate::Caller;
+use crate::error::ApiError;
 
 pub async fn delete_my_data(
     State(deletions): State<Arc<crate::deletion::Deletions>>,

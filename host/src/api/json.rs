@@ -7,7 +7,7 @@ use axum::body::Bytes;
 use axum::extract::{FromRequest, Request};
 use axum::http::header;
 
-use super::error::ApiError;
+use crate::error::ApiError;
 
 pub use quarry_guard::json::{Body, present};
 

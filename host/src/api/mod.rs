@@ -5,11 +5,8 @@
 pub mod deep_search;
 pub mod delete;
 pub mod docs;
-pub mod error;
 pub mod gate;
-pub mod idempotency;
 pub mod json;
-pub mod limits;
 pub mod me;
 pub mod oauth;
 pub mod query;
@@ -24,33 +21,33 @@ use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodRouter, delete, get, post};
 
-use self::limits::RateLimiter;
 use self::routes::Endpoint;
 use crate::connectors::Registry;
+use crate::limits::{self, Limiter};
 use crate::metrics::Metrics;
 use crate::search::Search;
+use crate::services::Services;
 use crate::store::Store;
 use crate::webhooks::Webhooks;
 
-/// The API's state: the services its handlers use, each shared. A handler
-/// (or layer) takes the part it needs as `State<Arc<Part>>` (see
-/// [`FromRef`] below) rather than the whole.
+/// The API's state: the services its handlers use, each shared, and what
+/// only `/v1` serves. A handler (or layer) takes the part it needs as
+/// `State<Arc<Part>>` (see [`FromRef`] below) rather than the whole.
 #[derive(Clone)]
 pub struct App {
-    pub store: Arc<Store>,
-    pub registry: Arc<Registry>,
-    pub limiter: Arc<RateLimiter>,
-    pub search: Arc<Search>,
-    pub metrics: Arc<Metrics>,
+    pub services: Services,
     pub published: Arc<docs::Published>,
-    /// Registrations, the outbox and its delivery worker.
-    pub webhooks: Arc<Webhooks>,
-    pub archive: Arc<crate::archive::Archive>,
-    pub deletions: Arc<crate::deletion::Deletions>,
-    pub refresher: Arc<crate::oauth::Refresher>,
-    pub issuer: Arc<crate::issuer::Issuer>,
     /// The operator's `/metrics` scrape token, if any.
     pub metrics_token: Option<Arc<crate::secret::Secret>>,
+}
+
+/// The services' parts read as the API's own (`app.store`).
+impl std::ops::Deref for App {
+    type Target = Services;
+
+    fn deref(&self) -> &Services {
+        &self.services
+    }
 }
 
 /// `State<Arc<Part>>` for each part of [`App`].
@@ -67,7 +64,7 @@ macro_rules! parts {
 parts! {
     store: Store,
     registry: Registry,
-    limiter: RateLimiter,
+    limiter: Limiter,
     search: Search,
     metrics: Metrics,
     published: docs::Published,
@@ -88,8 +85,8 @@ pub fn router(app: App) -> Router {
                 gate::guard(&gate, endpoint, handlers(endpoint)),
             )
         })
-        .fallback(gate::limit::not_found)
-        .method_not_allowed_fallback(gate::limit::method_not_allowed)
+        .fallback(gate::not_found)
+        .method_not_allowed_fallback(gate::method_not_allowed)
         .layer(axum::middleware::from_fn_with_state(
             app.clone(),
             gate::observe,

@@ -25,11 +25,11 @@ use axum::{Json, Router};
 use serde_json::{Value, json};
 
 use super::App;
-use super::error::ApiError;
-use super::limits::Bucket;
+use crate::error::ApiError;
 use crate::issuer::authorization::Exchange;
 use crate::issuer::clients::ClientMetadata;
 use crate::issuer::{Issued, Poll, Renewal};
+use crate::limits::{Bucket, address};
 use crate::store::{Permission, Scope};
 
 const DEVICE_CODE_GRANT: &str = "urn:ietf:params:oauth:grant-type:device_code";
@@ -221,7 +221,7 @@ impl FromRequest<App> for OAuthForm {
             .get::<ConnectInfo<SocketAddr>>()
             .map(|ConnectInfo(addr)| *addr);
         if let Some(addr) = addr
-            && let Some(refused) = limited(app, &addr.ip().to_string(), Bucket::Anonymous).await
+            && let Some(refused) = limited(app, &address::subject(addr.ip()), Bucket::OAuth).await
         {
             return Err(refused);
         }
@@ -372,7 +372,13 @@ async fn register(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, OAuthError> {
-    if let Some(refused) = limited(&app, &addr.ip().to_string(), Bucket::ClientRegistration).await {
+    if let Some(refused) = limited(
+        &app,
+        &address::subject(addr.ip()),
+        Bucket::ClientRegistration,
+    )
+    .await
+    {
         return Ok(refused);
     }
     // Everyone's registrations together, whatever addresses they come

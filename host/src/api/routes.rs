@@ -8,7 +8,7 @@
 
 use axum::http::Method;
 
-use super::limits::Bucket;
+use crate::limits::Bucket;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Endpoint {

@@ -11,10 +11,10 @@ use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
 use serde_json::{Value, json};
 
-use super::error::ApiError;
 use super::gate::Caller;
 use super::json::ApiJson;
 use crate::calendar::rfc3339;
+use crate::error::ApiError;
 use crate::webhooks::registrations::Registration;
 use crate::webhooks::{RegisterError, WEBHOOK_TEST};
 use quarry_guard::bodies::{RegisterBody, TestBody};

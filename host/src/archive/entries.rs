@@ -14,26 +14,31 @@ use serde::{Deserialize, Serialize};
 use super::index::{Chunk, chunk_of};
 use crate::store::keys::DataKey;
 use crate::store::records::{Bytes, Flow, Records, Space, Text, TextPart, TextSeq, Unit, Writer};
-use crate::store::{Counted, UserData};
+use crate::store::{Counted, Declared};
 
 /// `(user, seq)` → a sealed [`Entry`]. Sequence numbers are dense per user.
-pub(super) const ENTRIES: Space<TextSeq, Bytes> = Space::new("archive_entries");
+pub(super) const ENTRIES: Space<TextSeq, Bytes> =
+    Space::keyed_by_user("archive_entries", Counted::ArchiveEntries);
 /// `(user, seq)` of entries that still lack a vector (the indexer's queue).
-pub(super) const PENDING: Space<TextSeq, Unit> = Space::new("archive_pending");
+pub(super) const PENDING: Space<TextSeq, Unit> =
+    Space::keyed_by_user("archive_pending", Counted::Nothing);
 /// `user` → [`Head`] (JSON; counters, nothing archived).
-pub(super) const HEADS: Space<Text, Bytes> = Space::new("archive_heads");
+pub(super) const HEADS: Space<Text, Bytes> =
+    Space::keyed_by_user("archive_heads", Counted::Nothing);
 /// `(user, segment)` → one sealed piece of the serialized index.
-pub(super) const INDEX_SEGMENTS: Space<TextPart, Bytes> = Space::new("archive_index");
+pub(super) const INDEX_SEGMENTS: Space<TextPart, Bytes> =
+    Space::keyed_by_user("archive_index", Counted::Nothing);
 /// `(user, n)` → a sealed [`HistoryRecord`]: the query history.
-pub(super) const HISTORY: Space<TextSeq, Bytes> = Space::new("query_history");
+pub(super) const HISTORY: Space<TextSeq, Bytes> =
+    Space::keyed_by_user("query_history", Counted::Nothing);
 
-/// Every space of the archive is keyed by user first.
-pub const USER_DATA: &[UserData] = &[
-    UserData::keyed_by_user(ENTRIES.name(), Counted::ArchiveEntries),
-    UserData::keyed_by_user(PENDING.name(), Counted::Nothing),
-    UserData::keyed_by_user(HEADS.name(), Counted::Nothing),
-    UserData::keyed_by_user(INDEX_SEGMENTS.name(), Counted::Nothing),
-    UserData::keyed_by_user(HISTORY.name(), Counted::Nothing),
+/// The archive's spaces: every one keyed by user first.
+pub const SPACES: &[Declared] = &[
+    ENTRIES.declared(),
+    PENDING.declared(),
+    HEADS.declared(),
+    INDEX_SEGMENTS.declared(),
+    HISTORY.declared(),
 ];
 
 /// Per-user counters, stored in plaintext: how many entries and queries

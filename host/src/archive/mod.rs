@@ -35,7 +35,7 @@ use std::sync::{Arc, Mutex};
 use anyhow::Result;
 
 use self::entries::{ENTRIES, HISTORY, history_record_id};
-pub use self::entries::{Entry, HistoryRecord, Source, USER_DATA};
+pub use self::entries::{Entry, HistoryRecord, SPACES, Source};
 pub use self::entries::{ToolError, ToolOutcome};
 pub use self::index::{Chunk, Hit, UserIndex, chunk_of};
 pub use self::recording::{ArchivedChunk, OwnedChunk, Recording};
@@ -254,7 +254,7 @@ impl Archive {
     }
 
     /// Forgets a deleted user's loaded index (their records went with the
-    /// deletion's commit: see [`USER_DATA`]).
+    /// deletion's commit: see [`SPACES`]).
     pub fn forget(&self, user_id: &str) {
         self.loaded.lock().expect("loaded indexes").remove(user_id);
         // None of the user's passages outlive them, even as cached vectors.

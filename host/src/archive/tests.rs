@@ -75,8 +75,9 @@ async fn recorded_chunks_are_found_after_a_restart_and_gone_after_removal() {
     assert_eq!(second.history(&user.id).unwrap().len(), 2);
 
     let mut txn = store.write().unwrap();
-    let removed: Vec<u64> = USER_DATA
+    let removed: Vec<u64> = SPACES
         .iter()
+        .filter_map(crate::store::Declared::user_data)
         .map(|data| data.remove(&mut txn, &user.id).unwrap())
         .collect();
     txn.commit().unwrap();

@@ -94,6 +94,16 @@ pub enum ErrorKind {
     NotConnected,
 }
 
+impl ErrorKind {
+    /// Its name in answers and in the history (`rate_limited`): its JSON.
+    pub fn name(self) -> String {
+        serde_json::to_value(self)
+            .ok()
+            .and_then(|kind| kind.as_str().map(str::to_string))
+            .unwrap_or_default()
+    }
+}
+
 impl ConnectorError {
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> ConnectorError {
         ConnectorError {

@@ -5,10 +5,9 @@
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Duration;
 
-use crate::net::{AddressDenied, GuardedResolver};
-use anyhow::{Context, Result};
+use crate::net::{self, AddressDenied, Purpose};
+use anyhow::Result;
 
 use super::manifest::{Manifest, Method, SandboxLimits};
 use super::policy::{self, Admitted, Denied, GuestRequest, shown_url};
@@ -57,32 +56,11 @@ pub struct Upstream {
 
 impl Upstream {
     pub fn new(config: &NetworkConfig) -> Result<Upstream> {
-        let resolver = GuardedResolver::public_only(config.host_overrides.clone());
-        let mut builder = reqwest::Client::builder()
-            // HTTP/1.1 in every build: the tests' builds compile reqwest
-            // with HTTP/2 (tools/workspace-hack), the production one
-            // without; the protocol the host speaks must not depend on it.
-            .http1_only()
-            .use_rustls_tls()
-            .https_only(true)
-            .redirect(reqwest::redirect::Policy::none())
-            .no_proxy()
-            .dns_resolver(Arc::new(resolver))
-            .connect_timeout(Duration::from_secs(5))
-            .pool_idle_timeout(Duration::from_secs(30))
-            .user_agent(concat!("quarry/", env!("CARGO_PKG_VERSION")));
-        for pem in &config.extra_root_certs {
-            for cert in reqwest::Certificate::from_pem_bundle(pem)
-                .context("extra root certificate is not PEM")?
-            {
-                builder = builder.add_root_certificate(cert);
-            }
-        }
-        Ok(Upstream {
-            client: builder
-                .build()
-                .context("building the upstream HTTP client")?,
-        })
+        let client = net::client(Purpose::Vendors {
+            host_overrides: &config.host_overrides,
+            extra_roots: &config.extra_root_certs,
+        })?;
+        Ok(Upstream { client })
     }
 
     /// The client itself (https only, guarded DNS, no redirects), for the

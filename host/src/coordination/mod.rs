@@ -9,6 +9,7 @@
 //! embedder of every other user while Redis restarts; a 503 with
 //! `Retry-After` is honest and short.
 
+mod attempts;
 mod windows;
 
 use std::path::Path;
@@ -18,6 +19,7 @@ use anyhow::{Context, Result};
 use redis::IntoConnectionInfo as _;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 
+pub use self::attempts::SharedAttempts;
 pub use self::windows::{Counted, SharedWindows};
 use crate::store::Unavailable;
 

@@ -20,11 +20,10 @@ use super::session::Session;
 use super::templates::{button_form, internal_error, message, signed_in_page, table};
 use super::tools::CsrfOnly;
 use super::usage::{self, Question, ToolUse, error_kind, label_of, outcome};
-use crate::api::limits::{Bucket, Decision};
-use crate::api::query::{Asked, ask};
 use crate::calendar::rfc3339;
 use crate::connectors::Registry;
-use crate::mcp::shapes::{ConnectorResult, QueryOut};
+use crate::limits::{Bucket, Decision};
+use crate::query::{self, Answer, Chunk, ConnectorResult};
 
 /// Questions listed on the page.
 const RECENT: usize = 50;
@@ -36,7 +35,7 @@ const EXCERPT_CHARS: usize = 600;
 pub async fn page(State(dashboard): State<Arc<Dashboard>>, session: Session) -> Response {
     let now_ms = now_ms();
     let since_ms = now_ms - DAY_MS;
-    let archive = dashboard.app.archive.clone();
+    let archive = dashboard.services.archive.clone();
     let user_id = session.user_id.clone();
     // The latest questions, and all of the last day's for the charts.
     let read = tokio::task::spawn_blocking(move || {
@@ -207,7 +206,7 @@ pub async fn run_again(
         Err(error) => return internal_error("charging the query limits", error),
     }
     let question = match dashboard
-        .app
+        .services
         .archive
         .history_record(&session.user_id, number)
     {
@@ -219,34 +218,18 @@ pub async fn run_again(
         Ok(connectors) => connectors,
         Err(why) => return message(StatusCode::CONFLICT, "Nothing to ask", &why),
     };
-    let asked = ask(
-        &dashboard.app,
-        &session.user_id,
-        crate::api::query::Question {
-            query: question.text,
-            connectors,
-            max_results: None,
-        },
-        None,
-        None,
-    )
-    .await;
-    let rendered = match asked {
-        Ok(Asked::Answered { rendered, .. }) => rendered,
-        Ok(Asked::Replayed(_)) => {
-            return internal_error("running a question again", "a replay without a key");
-        }
-        Err(error) => {
-            return message(
-                error.status,
-                "The question was not answered",
-                &error.message,
-            );
-        }
+    let question = query::Question {
+        query: question.text,
+        connectors,
+        max_results: None,
     };
-    match serde_json::from_value::<QueryOut>(rendered) {
-        Ok(answer) => signed_in_page("Answer", &session, answer_body(&answer)),
-        Err(error) => internal_error("reading an answer", error),
+    match query::answer(&dashboard.services, &session.user_id, question, None).await {
+        Ok(answered) => signed_in_page("Answer", &session, answer_body(&answered.answer)),
+        Err(error) => message(
+            error.status,
+            "The question was not answered",
+            &error.message,
+        ),
     }
 }
 
@@ -307,7 +290,7 @@ fn limited(decision: &Decision) -> Response {
 }
 
 /// An answer, grouped by tool as `/v1/query` gives it.
-fn answer_body(answer: &QueryOut) -> Markup {
+fn answer_body(answer: &Answer) -> Markup {
     html! {
         p {
             "You asked again: " q { (answer.query) } " — answered in "
@@ -347,11 +330,8 @@ fn tool_answer(n: usize, result: &ConnectorResult) -> Markup {
 
 /// A passage's document: its title, linked to it when its address is a
 /// web one.
-fn source(chunk: &crate::mcp::shapes::Chunk) -> Markup {
-    let title = chunk
-        .metadata
-        .get("title")
-        .and_then(|t| t.as_str())
+fn source(chunk: &Chunk) -> Markup {
+    let title = Some(chunk.title())
         .filter(|t| !t.trim().is_empty())
         .unwrap_or("Untitled");
     let url = &chunk.source_url;

@@ -21,14 +21,15 @@ use axum::{Extension, body::Bytes};
 use maud::{Markup, html};
 use url::Url;
 
-use super::session::{Session, return_after_sign_in};
+use super::session::Session;
 use super::settings::{origin_of, widen_form_action};
+use super::sign_in::return_after_sign_in;
 use super::templates::{internal_error, message, post_form, signed_in_page};
 use super::{Dashboard, Peer};
-use crate::api::limits::Bucket;
 use crate::issuer::authorization::{Consent, is_s256_challenge};
 use crate::issuer::clients::Client;
 use crate::issuer::documents::Documents;
+use crate::limits::{Bucket, address};
 use crate::store::{Permission, Scope};
 
 /// The parameters of an authorization request this server reads; the
@@ -240,7 +241,7 @@ async fn client(
         if issuer.documents.kept(client_id).is_none() {
             let charged = dashboard
                 .limiter
-                .charge(&ip.to_string(), Bucket::ClientRegistration)
+                .charge(&address::subject(ip), Bucket::ClientRegistration)
                 .await;
             if !charged.is_ok_and(|decision| decision.allowed) {
                 return Err(Refusal(

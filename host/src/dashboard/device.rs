@@ -18,6 +18,7 @@ use serde::Deserialize;
 use super::Dashboard;
 use super::templates::{inline_form, internal_error, message, post_form, signed_in_page};
 use crate::calendar::rfc3339;
+use crate::limits::Throttle;
 
 #[derive(Deserialize, Default)]
 pub struct CodeQuery {
@@ -54,13 +55,13 @@ pub async fn review(
     Form(form): Form<CodeQuery>,
 ) -> Response {
     let keys = wrong_code_keys(&session);
-    if dashboard.throttled(&keys) {
-        return too_many_wrong_codes();
+    if let Some(refused) = dashboard.throttled(Throttle::DeviceCode, &keys).await {
+        return refused;
     }
     let pending = match dashboard.issuer.pending_device(&form.user_code) {
         Ok(Some(pending)) => pending,
         Ok(None) => {
-            dashboard.record_failure(&keys);
+            dashboard.record_failure(Throttle::DeviceCode, &keys).await;
             return message(
                 StatusCode::NOT_FOUND,
                 "Unknown code",
@@ -106,14 +107,6 @@ fn wrong_code_keys(session: &super::session::Session) -> [String; 1] {
     [format!("device:{}", session.user_id)]
 }
 
-fn too_many_wrong_codes() -> Response {
-    message(
-        StatusCode::TOO_MANY_REQUESTS,
-        "Too many wrong codes",
-        "Wait a few minutes, then enter the code again.",
-    )
-}
-
 /// `POST /device/decide`
 pub async fn decide(
     State(dashboard): State<Arc<Dashboard>>,
@@ -121,8 +114,8 @@ pub async fn decide(
     Form(form): Form<Decision>,
 ) -> Response {
     let keys = wrong_code_keys(&session);
-    if dashboard.throttled(&keys) {
-        return too_many_wrong_codes();
+    if let Some(refused) = dashboard.throttled(Throttle::DeviceCode, &keys).await {
+        return refused;
     }
     let approve = match form.decision.as_str() {
         "approve" => true,
@@ -158,7 +151,7 @@ pub async fn decide(
             html! { p { "The assistant was refused. It will tell you so." } },
         ),
         Ok(false) => {
-            dashboard.record_failure(&keys);
+            dashboard.record_failure(Throttle::DeviceCode, &keys).await;
             message(
                 StatusCode::NOT_FOUND,
                 "Unknown code",

@@ -18,6 +18,7 @@ mod logo;
 mod pending;
 pub mod session;
 mod settings;
+pub mod sign_in;
 pub mod sso;
 pub mod templates;
 pub mod tokens;
@@ -25,9 +26,9 @@ pub mod tools;
 mod usage;
 pub mod webhooks;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use anyhow::Result;
 use axum::Router;
@@ -42,40 +43,27 @@ use crate::config::{DashboardConfig, OAuthClient};
 use crate::connectors::Registry;
 use crate::deletion::Deletions;
 use crate::issuer::Issuer;
+use crate::services::Services;
 use crate::store::Store;
 use crate::webhooks::Webhooks;
 
 /// Largest form accepted.
 const MAX_FORM_BYTES: usize = 16 * 1024;
 
-/// What the dashboard's pages use of the rest of the service.
-pub struct Needs {
-    pub store: Arc<Store>,
-    /// For the counts of client metadata documents fetched.
-    pub limiter: Arc<crate::api::limits::RateLimiter>,
-    pub registry: Arc<Registry>,
-    pub issuer: Arc<Issuer>,
-    pub webhooks: Arc<Webhooks>,
-    pub deletions: Arc<Deletions>,
-    /// The API's services: the archive (the person's query history) and
-    /// the query pipeline (asking a question again).
-    pub app: crate::api::App,
-}
-
 /// Everything the dashboard's pages reach.
 pub struct Dashboard {
     pub store: Arc<Store>,
-    pub limiter: Arc<crate::api::limits::RateLimiter>,
+    pub limiter: Arc<crate::limits::Limiter>,
     pub registry: Arc<Registry>,
     pub issuer: Arc<Issuer>,
     pub webhooks: Arc<Webhooks>,
     pub deletions: Arc<Deletions>,
-    pub app: crate::api::App,
+    /// The archive (the person's query history) and the query service
+    /// (asking a question again).
+    pub services: Services,
     pub config: DashboardConfig,
     /// The host as an OAuth client of the vendors (connecting a tool).
     pub vendors: crate::oauth::Vendors,
-    /// Failed sign-ins by `addr:` and `email:` key: their times.
-    login_failures: Mutex<HashMap<String, Vec<i64>>>,
     /// Verified against for unknown emails, so that they cost the same.
     dummy_hash: String,
     /// Turns to check a password (argon2id), bounded so that a crowd of
@@ -87,7 +75,7 @@ pub struct Dashboard {
 
 impl Dashboard {
     pub fn new(
-        needs: Needs,
+        services: Services,
         config: DashboardConfig,
         clients: BTreeMap<String, OAuthClient>,
         http: reqwest::Client,
@@ -96,30 +84,20 @@ impl Dashboard {
             .sso
             .clone()
             .map(|sso| crate::oidc::Provider::new(sso, http.clone()));
-        sso::forget_states_kept_by_earlier_versions(&needs.store)?;
-        let Needs {
-            store,
-            limiter,
-            registry,
-            issuer,
-            webhooks,
-            deletions,
-            app,
-        } = needs;
+        sso::forget_states_kept_by_earlier_versions(&services.store)?;
         Ok(Dashboard {
-            store,
-            limiter,
-            registry,
-            issuer,
-            webhooks,
-            deletions,
-            app,
+            store: services.store.clone(),
+            limiter: services.limiter.clone(),
+            registry: services.registry.clone(),
+            issuer: services.issuer.clone(),
+            webhooks: services.webhooks.clone(),
+            deletions: services.deletions.clone(),
+            services,
             sso,
             config,
             vendors: crate::oauth::Vendors::new(http, clients),
-            login_failures: Mutex::default(),
-            dummy_hash: session::hash_password(&crate::store::random_hex(16))?,
-            password_checks: tokio::sync::Semaphore::new(session::password_check_turns()),
+            dummy_hash: sign_in::hash_password(&crate::store::random_hex(16))?,
+            password_checks: tokio::sync::Semaphore::new(sign_in::password_check_turns()),
         })
     }
 }
@@ -132,9 +110,9 @@ pub fn router(dashboard: Arc<Dashboard>) -> Router {
         .route("/dashboard/icon.svg", get(templates::icon))
         .route(
             "/dashboard/login",
-            get(session::login_page).post(session::login),
+            get(sign_in::login_page).post(sign_in::login),
         )
-        .route("/dashboard/logout", post(session::logout))
+        .route("/dashboard/logout", post(sign_in::logout))
         .route("/dashboard/sso/start", get(sso::start))
         .route("/dashboard/sso/callback", get(sso::callback))
         .route("/dashboard/tools", get(tools::page))
@@ -174,10 +152,13 @@ pub fn router(dashboard: Arc<Dashboard>) -> Router {
         .with_state(dashboard)
 }
 
-/// What the dashboard holds of a user: sessions, connections in flight and
-/// single sign-on links.
-pub const USER_DATA: &[crate::store::UserData] =
-    &[session::USER_DATA, tools::USER_DATA, sso::USER_DATA];
+/// The dashboard's spaces.
+pub const SPACES: &[crate::store::Declared] = &[
+    session::SESSIONS.declared(),
+    tools::STATES.declared(),
+    sso::LINKS.declared(),
+    sso::STATES_KEPT_BY_EARLIER_VERSIONS.declared(),
+];
 
 /// The peer's address, for the sign-in limits.
 #[derive(Debug, Clone, Copy)]

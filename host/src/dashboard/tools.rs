@@ -29,14 +29,14 @@ use crate::calendar::rfc3339;
 use crate::connectors::manifest::{Flow, Manifest, fill_endpoint};
 use crate::oauth::{Outcome, TokenToRevoke};
 use crate::store::records::Writer;
-use crate::store::{Counted, Grant, GrantStatus, UserData, now, random_b64};
+use crate::store::{Counted, Grant, GrantStatus, now, random_b64};
 
 /// Connections in flight: [`Connecting`] by `state`.
-const STATES: pending::Table = pending::Table::new("dashboard_oauth_states");
-
-/// A connection in flight belongs to the user who started it.
-pub(super) const USER_DATA: UserData =
-    UserData::custom(STATES.name(), remove_connecting, Counted::Nothing);
+pub(super) const STATES: pending::Table = pending::Table::user_owned(
+    "dashboard_oauth_states",
+    remove_connecting,
+    Counted::Nothing,
+);
 
 fn remove_connecting(txn: &mut Writer, user_id: &str) -> Result<u64> {
     pending::remove_owned_by(txn, &STATES, user_id)
@@ -223,7 +223,7 @@ async fn last_asked(dashboard: &Dashboard, user_id: &str) -> anyhow::Result<usag
         .iter()
         .map(|c| c.manifest.id.clone())
         .collect();
-    let archive = dashboard.app.archive.clone();
+    let archive = dashboard.services.archive.clone();
     let user_id = user_id.to_string();
     tokio::task::spawn_blocking(move || {
         usage::read(&archive, &user_id, |_, next| {

@@ -37,7 +37,10 @@ use crate::store::{Counted, Store, UserData, now};
 use crate::webhooks::{Target, Webhooks};
 
 /// `user` → a [`Job`], sealed with the master key.
-pub(crate) const DELETIONS: Space<Text, Bytes> = Space::new("deletions");
+pub(crate) const DELETIONS: Space<Text, Bytes> = Space::shared(
+    "deletions",
+    "the deletion job, sealed with the master key; its last commit removes it",
+);
 
 /// How long a job is its runner's after each step it saves; a job left
 /// longer was abandoned (its process died) and another may adopt it.

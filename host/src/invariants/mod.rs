@@ -1,10 +1,13 @@
 //! Architecture invariants that can be checked by reading the source
 //! (ARCHITECTURE.md, "Architecture invariants").
 
+mod architecture;
+mod imports;
+
 use std::path::{Path, PathBuf};
 
 /// Every `.rs` file under `dir`, recursively.
-fn sources(dir: &Path) -> Vec<PathBuf> {
+pub(crate) fn sources(dir: &Path) -> Vec<PathBuf> {
     let mut found = Vec::new();
     for entry in std::fs::read_dir(dir).expect("reading the host's sources") {
         let path = entry.expect("a directory entry").path();
@@ -41,7 +44,7 @@ fn files_naming(word: &str) -> Vec<String> {
 fn naming_outside(word: &str, allowed: &str) -> Vec<String> {
     files_naming(word)
         .into_iter()
-        .filter(|path| !path.starts_with(allowed) && path != "invariants.rs")
+        .filter(|path| !path.starts_with(allowed) && !path.starts_with("invariants/"))
         .collect()
 }
 
@@ -157,5 +160,22 @@ fn top_level_modules_import_each_other_without_cycles() {
             "an import cycle: {}",
             cycle.unwrap().join(" -> ")
         );
+    }
+}
+
+/// `/v1` (`api`), `/mcp` (`mcp`) and the dashboard stand side by side on
+/// the services: none of the three imports another.
+#[test]
+fn the_front_doors_do_not_import_each_other() {
+    let graph = module_graph();
+    let doors = ["api", "mcp", "dashboard"];
+    for door in doors {
+        let crossing: Vec<&String> = graph
+            .get(door)
+            .into_iter()
+            .flatten()
+            .filter(|to| doors.contains(&to.as_str()))
+            .collect();
+        assert!(crossing.is_empty(), "{door} imports {crossing:?}");
     }
 }

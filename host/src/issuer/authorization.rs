@@ -11,18 +11,15 @@
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
-use super::device::{digest, random_token};
+use super::secrets::{digest, random_token};
 use super::{Issued, Issuer};
 use crate::secret::constant_time_eq;
 use crate::store::records::{Bytes, Records, Space, Text, Writer};
-use crate::store::{Audience, Counted, Scope, UserData, now};
+use crate::store::{Audience, Counted, Scope, now};
 
 /// SHA-256 of the code → [`CodeRecord`].
-const CODES: Space<Text, Bytes> = Space::new("authorization_codes");
-
-/// A code names the person who consented until it is exchanged or expires.
-pub(super) const USER_DATA: UserData =
-    UserData::custom(CODES.name(), remove_codes_of, Counted::Nothing);
+pub(super) const CODES: Space<Text, Bytes> =
+    Space::user_owned("authorization_codes", remove_codes_of, Counted::Nothing);
 
 /// How long a code can be exchanged.
 pub const CODE_SECONDS: i64 = 120;

@@ -13,12 +13,15 @@ use serde::{Deserialize, Serialize};
 use url::Url;
 
 use super::Issuer;
-use super::device::random_token;
+use super::secrets::random_token;
 use crate::store::now;
 use crate::store::records::{Bytes, Records, Space, Text, Writer};
 
 /// Client id → [`Client`] (registered clients only).
-const CLIENTS: Space<Text, Bytes> = Space::new("oauth_clients");
+pub(super) const CLIENTS: Space<Text, Bytes> = Space::shared(
+    "oauth_clients",
+    "MCP clients that registered themselves (RFC 7591): a name and redirect addresses, nobody's; what a person allowed them is in refresh_families",
+);
 
 pub const REGISTERED_PREFIX: &str = "mcp_";
 const MAX_NAME_CHARS: usize = 100;

@@ -1,24 +1,22 @@
 //! The device authorization grant (RFC 8628): codes, polling, approval.
 
 use anyhow::Result;
-use base64::Engine as _;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64URL;
 use rand::Rng;
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
+use super::secrets::{digest, random_token};
 use super::{DEVICE_CODE_SECONDS, Issued, Issuer, POLL_INTERVAL_SECONDS};
 use crate::store::records::{Bytes, Records, Space, Text, Writer};
-use crate::store::{Counted, UserData, now};
+use crate::store::{Counted, now};
 
 /// SHA-256 of the device code → [`DeviceRecord`].
-const DEVICE_CODES: Space<Text, Bytes> = Space::new("device_codes");
+pub(super) const DEVICE_CODES: Space<Text, Bytes> =
+    Space::user_owned("device_codes", remove_approved_by, Counted::Nothing);
 /// User code (normalised) → SHA-256 of its device code.
-pub(crate) const USER_CODES: Space<Text, Text> = Space::new("device_user_codes");
-
-/// A code the user approved names them until the assistant polls it.
-pub(super) const USER_DATA: UserData =
-    UserData::custom(DEVICE_CODES.name(), remove_approved_by, Counted::Nothing);
+pub(crate) const USER_CODES: Space<Text, Text> = Space::shared(
+    "device_user_codes",
+    "what a person types for a device code: the code's hash, no user; goes with its device code",
+);
 
 /// Letters a person reads and types without confusion (RFC 8628 §6.1: no
 /// vowels, so no words; no look-alikes).
@@ -277,14 +275,4 @@ pub(super) fn normalise(user_code: &str) -> String {
         .filter(char::is_ascii_alphanumeric)
         .map(|c| c.to_ascii_uppercase())
         .collect()
-}
-
-pub(super) fn random_token(bytes: usize) -> String {
-    let mut raw = vec![0u8; bytes];
-    rand::rng().fill(raw.as_mut_slice());
-    B64URL.encode(raw)
-}
-
-pub(super) fn digest(secret: &str) -> String {
-    hex::encode(Sha256::digest(secret.as_bytes()))
 }

@@ -11,11 +11,11 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use futures::StreamExt;
 
 use super::clients::{Client, ClientMetadata};
-use crate::net::GuardedResolver;
+use crate::net::{self, Purpose};
 use crate::webhooks::target::{Policy, check_url};
 
 /// Largest document accepted.
@@ -46,29 +46,11 @@ impl Documents {
     /// `extra_roots`: PEM certificates trusted beside the usual roots (the
     /// operator's `[upstream] extra_root_certs`).
     pub fn new(allow_private: bool, extra_roots: &[Vec<u8>]) -> Result<Documents> {
-        let mut builder = reqwest::Client::builder()
-            // HTTP/1.1 in every build: the tests' builds compile reqwest
-            // with HTTP/2 (tools/workspace-hack), the production one
-            // without; the protocol the host speaks must not depend on it.
-            .http1_only()
-            .use_rustls_tls()
-            .https_only(true)
-            .redirect(reqwest::redirect::Policy::none())
-            .no_proxy()
-            .dns_resolver(Arc::new(GuardedResolver::allowing_private(allow_private)))
-            .timeout(FETCH_TIMEOUT)
-            .connect_timeout(FETCH_TIMEOUT)
-            .user_agent(concat!("quarry/", env!("CARGO_PKG_VERSION")));
-        for pem in extra_roots {
-            for cert in reqwest::Certificate::from_pem_bundle(pem)
-                .context("extra root certificate is not PEM")?
-            {
-                builder = builder.add_root_certificate(cert);
-            }
-        }
-        let http = builder
-            .build()
-            .context("building the HTTP client of client metadata documents")?;
+        let http = net::client(Purpose::ClientDocuments {
+            allow_private,
+            extra_roots,
+            timeout: FETCH_TIMEOUT,
+        })?;
         Ok(Documents {
             http,
             allow_private,
@@ -182,7 +164,7 @@ async fn read_capped(response: reqwest::Response) -> Result<Vec<u8>, String> {
 }
 
 fn fetch_error(error: reqwest::Error) -> String {
-    if let Some(denied) = crate::net::AddressDenied::in_chain(&error) {
+    if let Some(denied) = net::AddressDenied::in_chain(&error) {
         return format!("{} is not a public address", denied.0);
     }
     if error.is_timeout() {

@@ -21,6 +21,7 @@ pub mod clients;
 mod device;
 pub mod documents;
 mod refresh;
+mod secrets;
 
 use std::sync::Arc;
 
@@ -29,15 +30,18 @@ use anyhow::Result;
 pub use self::device::{DeviceStart, PendingDevice, Poll};
 pub use self::refresh::{Connection, Renewal};
 use crate::origin::PublicOrigin;
-use crate::store::{Store, UserData};
+use crate::store::{Declared, Store};
 
-/// The issuer's user data: codes the user approved, then the refresh
+/// The authorization server's spaces: a user's device codes, codes,
+/// refresh tokens (found through their families, so they go first) and
 /// token families (with the API tokens they issued).
-pub const USER_DATA: &[UserData] = &[
-    device::USER_DATA,
-    authorization::USER_DATA,
-    refresh::USER_DATA[0],
-    refresh::USER_DATA[1],
+pub const SPACES: &[Declared] = &[
+    device::DEVICE_CODES.declared(),
+    authorization::CODES.declared(),
+    refresh::REFRESH_TOKENS.declared(),
+    refresh::FAMILIES.declared(),
+    device::USER_CODES.declared(),
+    clients::CLIENTS.declared(),
 ];
 
 /// How long a device code can be approved.
@@ -300,7 +304,10 @@ mod tests {
     /// Removes the user's records as a deletion's last step does.
     fn delete_user(store: &Store, user_id: &str) {
         let mut txn = store.write().unwrap();
-        for data in crate::store::USER_DATA {
+        for data in crate::store::SPACES
+            .iter()
+            .filter_map(crate::store::Declared::user_data)
+        {
             data.remove(&mut txn, user_id).unwrap();
         }
         txn.commit().unwrap();

@@ -21,30 +21,21 @@
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
-use super::device::{digest, random_token};
+use super::secrets::{digest, random_token};
 use super::{Issued, Issuer, REFRESH_TOKEN_SECONDS};
 use crate::secret::Secret;
 use crate::store::records::{Bytes, Records, Space, Text, Writer};
 use crate::store::{
-    Audience, Counted, Scope, UserData, issue_token_in, now, random_hex, revoke_token_hash_in,
-    token_hash, user_exists_in,
+    Audience, Counted, Scope, issue_token_in, now, random_hex, revoke_token_hash_in, token_hash,
+    user_exists_in,
 };
 
 /// SHA-256 of a refresh token → [`RefreshRecord`].
-const REFRESH_TOKENS: Space<Text, Bytes> = Space::new("refresh_tokens");
+pub(super) const REFRESH_TOKENS: Space<Text, Bytes> =
+    Space::user_owned("refresh_tokens", remove_refresh_tokens, Counted::Nothing);
 /// Family id → [`Family`].
-const FAMILIES: Space<Text, Bytes> = Space::new("refresh_families");
-
-/// A user's refresh tokens are found through their families: the tokens
-/// go first, then the families (with the API tokens they issued).
-pub(super) const USER_DATA: [UserData; 2] = [
-    UserData::custom(
-        REFRESH_TOKENS.name(),
-        remove_refresh_tokens,
-        Counted::Nothing,
-    ),
-    UserData::custom(FAMILIES.name(), remove_families, Counted::Nothing),
-];
+pub(super) const FAMILIES: Space<Text, Bytes> =
+    Space::user_owned("refresh_families", remove_families, Counted::Nothing);
 
 pub const REFRESH_PREFIX: &str = "qr_";
 

@@ -1,6 +1,11 @@
+//! The one limiter every front door charges: rate limits and attempt
+//! throttles.
+//!
 //! Rate limits: fixed windows aligned to the clock, per subject (a user, or
-//! a client address for requests without a valid token) and per bucket (an
-//! endpoint of the contract's table, or the default bucket).
+//! a client address for requests without a valid token, [`address`]) and
+//! per bucket (an endpoint of the contract's table, or the default bucket).
+//! Attempt throttles ([`attempts`]): how many sign-ins, device codes and
+//! single sign-on callbacks may fail in a window, per key.
 //!
 //! Two places keep the windows:
 //! - one process ([`LocalWindows`]): minute windows in memory (losing them
@@ -16,9 +21,14 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+pub mod address;
+mod attempts;
+
+use self::attempts::LocalAttempts;
+pub use self::attempts::{Attempt, AttemptLimit, Throttle};
 use crate::config::{RateLimits, Window};
-use crate::coordination::SharedWindows;
-use crate::store::{Store, now};
+use crate::coordination::{Redis, SharedAttempts, SharedWindows};
+use crate::store::{Store, now, random_hex};
 
 /// Which allowance a request draws on. Every endpoint has its own: the
 /// three of the contract's table with their limits, every other one (named
@@ -31,6 +41,9 @@ pub enum Bucket {
     Other(&'static str),
     /// Requests without a valid token, per client address.
     Anonymous,
+    /// Requests to the authorization server's endpoints (`/oauth/*`), per
+    /// client address, with the anonymous limits.
+    OAuth,
     /// OAuth clients registering, or having their metadata document
     /// fetched, per client address.
     ClientRegistration,
@@ -46,6 +59,7 @@ impl Bucket {
             Bucket::DeleteMyData => "delete_my_data",
             Bucket::Other(route) => route,
             Bucket::Anonymous => "anonymous",
+            Bucket::OAuth => "oauth",
             Bucket::ClientRegistration => "client_registration",
             Bucket::AllClientRegistrations => "all_client_registrations",
         }
@@ -99,25 +113,37 @@ enum Windows {
     Shared(SharedWindows),
 }
 
-pub struct RateLimiter {
-    limits: RateLimits,
-    windows: Windows,
+/// Where the attempts are kept.
+enum Attempts {
+    Local(LocalAttempts),
+    Shared(SharedAttempts),
 }
 
-impl RateLimiter {
-    /// Windows in this process (one replica).
-    pub fn new(limits: RateLimits, store: Arc<Store>) -> RateLimiter {
-        RateLimiter {
+pub struct Limiter {
+    limits: RateLimits,
+    windows: Windows,
+    attempt_limit: AttemptLimit,
+    attempts: Attempts,
+}
+
+impl Limiter {
+    /// Windows and attempts in this process (one replica).
+    pub fn new(limits: RateLimits, attempt_limit: AttemptLimit, store: Arc<Store>) -> Limiter {
+        Limiter {
             limits,
             windows: Windows::Local(Arc::new(LocalWindows::new(store))),
+            attempt_limit,
+            attempts: Attempts::Local(LocalAttempts::new()),
         }
     }
 
-    /// Windows in Redis, shared by every replica.
-    pub fn shared(limits: RateLimits, windows: SharedWindows) -> RateLimiter {
-        RateLimiter {
+    /// Windows and attempts in Redis, shared by every replica.
+    pub fn shared(limits: RateLimits, attempt_limit: AttemptLimit, redis: Redis) -> Limiter {
+        Limiter {
             limits,
-            windows: Windows::Shared(windows),
+            windows: Windows::Shared(SharedWindows::new(redis.clone())),
+            attempt_limit,
+            attempts: Attempts::Shared(SharedAttempts::new(redis)),
         }
     }
 
@@ -127,7 +153,7 @@ impl RateLimiter {
             Bucket::DeepSearch => self.limits.deep_search,
             Bucket::DeleteMyData => self.limits.delete_my_data,
             Bucket::Other(_) => self.limits.default,
-            Bucket::Anonymous => self.limits.anonymous,
+            Bucket::Anonymous | Bucket::OAuth => self.limits.anonymous,
             Bucket::ClientRegistration => self.limits.client_registration,
             Bucket::AllClientRegistrations => self.limits.all_client_registrations,
         }
@@ -183,6 +209,79 @@ impl RateLimiter {
             local.flush();
         }
     }
+
+    /// Starts an attempt under every key (`addr:…`, `email:…`) unless one
+    /// of them has used up its failures: `None` then. The attempt counts
+    /// as a failure until [`Limiter::not_failed`] takes it back.
+    pub async fn begin_attempt(
+        &self,
+        throttle: Throttle,
+        keys: &[String],
+    ) -> anyhow::Result<Option<Attempt>> {
+        let id = random_hex(8);
+        let allowed = self.attempt(throttle, keys, &id, true).await?;
+        Ok(allowed.then(|| Attempt {
+            throttle,
+            keys: keys.to_vec(),
+            id,
+        }))
+    }
+
+    /// Whether any of `keys` has used up its failures (counts nothing).
+    pub async fn throttled(&self, throttle: Throttle, keys: &[String]) -> anyhow::Result<bool> {
+        Ok(!self.attempt(throttle, keys, "", false).await?)
+    }
+
+    /// Counts a failure under every key (for outcomes known only later).
+    pub async fn record_failure(&self, throttle: Throttle, keys: &[String]) -> anyhow::Result<()> {
+        self.attempt(throttle, keys, &random_hex(8), true).await?;
+        Ok(())
+    }
+
+    /// Takes back an attempt that did not fail (it succeeded, or never
+    /// checked anything), and forgets the failures under `forget` (a
+    /// sign-in that succeeded clears its email's).
+    pub async fn not_failed(&self, attempt: Attempt, forget: &[String]) -> anyhow::Result<()> {
+        let throttle = attempt.throttle.name();
+        match &self.attempts {
+            Attempts::Local(local) => {
+                local.take_back(&scoped(throttle, &attempt.keys), &attempt.id);
+                local.forget(&scoped(throttle, forget));
+                Ok(())
+            }
+            Attempts::Shared(shared) => {
+                shared
+                    .take_back(throttle, &attempt.keys, &attempt.id)
+                    .await?;
+                shared.forget(throttle, forget).await
+            }
+        }
+    }
+
+    async fn attempt(
+        &self,
+        throttle: Throttle,
+        keys: &[String],
+        id: &str,
+        count: bool,
+    ) -> anyhow::Result<bool> {
+        let limit = self.attempt_limit;
+        match &self.attempts {
+            Attempts::Local(local) => {
+                let keys = scoped(throttle.name(), keys);
+                Ok(local.begin(&keys, limit, (id, now()), count))
+            }
+            Attempts::Shared(shared) => {
+                let limits = (limit.failures, limit.window_seconds);
+                shared.begin(throttle.name(), keys, limits, id, count).await
+            }
+        }
+    }
+}
+
+/// Keys of one throttle apart from another's.
+fn scoped(throttle: &str, keys: &[String]) -> Vec<String> {
+    keys.iter().map(|key| format!("{throttle}:{key}")).collect()
 }
 
 #[derive(Default, Clone, Copy)]

@@ -16,7 +16,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::Mcp;
-use super::gate::McpCaller;
+use super::caller::McpCaller;
 
 type Key = (String, String);
 

@@ -9,22 +9,22 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64URL;
 
 use super::shapes::{FetchMetadata, FetchOut};
-use crate::api::App;
-use crate::api::error::ApiError;
+use crate::error::ApiError;
+use crate::services::Services;
 
 const PREFIX: &str = "doc_";
 /// What the sealed sequence number is bound to, beside the user.
 const RECORD: &str = "mcp/document-id";
 
 /// The opaque id of the user's archived chunk `seq`.
-pub fn id_of(app: &App, user_id: &str, seq: u64) -> Result<String> {
+pub fn id_of(app: &Services, user_id: &str, seq: u64) -> Result<String> {
     let key = app.store.data_key(user_id)?;
     let sealed = key.encrypt(user_id, RECORD, &seq.to_le_bytes());
     Ok(format!("{PREFIX}{}", B64URL.encode(sealed)))
 }
 
 /// The sequence number an id names, if it is one of this user's.
-fn seq_of(app: &App, user_id: &str, id: &str) -> Result<Option<u64>> {
+fn seq_of(app: &Services, user_id: &str, id: &str) -> Result<Option<u64>> {
     let Some(sealed) = id
         .strip_prefix(PREFIX)
         .and_then(|b64| B64URL.decode(b64).ok())
@@ -41,7 +41,7 @@ fn seq_of(app: &App, user_id: &str, id: &str) -> Result<Option<u64>> {
 
 /// The archived chunk an id names (404 `not_found` for an id that is not
 /// the user's, or whose entry is gone).
-pub async fn fetch(app: &App, user_id: &str, id: &str) -> Result<FetchOut, ApiError> {
+pub async fn fetch(app: &Services, user_id: &str, id: &str) -> Result<FetchOut, ApiError> {
     let unknown = || ApiError::not_found(format!("no document {id:?}: use an id search returned"));
     if id.len() > 256 {
         return Err(unknown());

@@ -19,22 +19,15 @@ use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
 use super::Mcp;
-use crate::api::error::{ApiError, ErrorType};
-use crate::api::gate::{Identity, body, decorate, limit};
-use crate::api::limits::{Bucket, Decision};
+use super::caller::{McpCaller, permission_of};
+use crate::access::{Identity, charge_identity, decorate, limited, read_body};
+use crate::error::{ApiError, ErrorType};
+use crate::limits::{Bucket, Decision};
 use crate::store::{Audience, Permission, Scope, User, random_hex};
 
 /// The rate-limit bucket of `/mcp` requests (tool calls that query also
 /// draw on the query bucket, as `/v1/query` does).
 pub const BUCKET: Bucket = Bucket::Other("mcp");
-
-/// The authenticated user of an MCP request (in the request's extensions,
-/// which rmcp hands the tools as `http::request::Parts`).
-#[derive(Debug, Clone)]
-pub struct McpCaller {
-    pub user: User,
-    pub scope: Scope,
-}
 
 /// Layer: see the module's comment.
 pub async fn gate(
@@ -85,7 +78,7 @@ async fn check(
         Identity::Valid(_) | Identity::Unchecked { .. } => BUCKET,
         _ => Bucket::Anonymous,
     };
-    let decision = match limit::charge_identity(&mcp.gate, Some(&identity), bucket).await {
+    let decision = match charge_identity(&mcp.gate, Some(&identity), bucket).await {
         Ok(decision) => decision,
         Err(refused) => {
             let decision = refused.extensions().get::<Decision>().copied();
@@ -94,7 +87,7 @@ async fn check(
     };
     let answer = |response: Response| (response, user.clone(), Some(decision));
     if !decision.allowed {
-        return answer(limit::limited(decision, "/mcp").into_response());
+        return answer(limited(decision, "/mcp").into_response());
     }
     match identity {
         Identity::Valid(caller) => {
@@ -121,7 +114,7 @@ async fn check(
         // session to end).
         return answer(next.run(Request::from_parts(parts, body)).await);
     }
-    let bytes = match body::read(&parts.headers, body).await {
+    let bytes = match read_body(&parts.headers, body).await {
         Ok(bytes) => bytes,
         Err(error) => return answer(error.into_response()),
     };
@@ -187,7 +180,7 @@ fn scope_missing(
         return None;
     }
     let tool = message.pointer("/params/name")?.as_str()?;
-    let needed = super::tools::permission_of(tool)?;
+    let needed = permission_of(tool)?;
     (!caller.scope.allows(needed)).then_some(needed)
 }
 

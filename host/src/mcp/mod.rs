@@ -21,6 +21,7 @@
 //! them to; `quarry admin issue-token --audience mcp` and the demo issue
 //! them too.
 
+mod caller;
 pub mod cancel;
 pub mod documents;
 pub mod gate;
@@ -33,19 +34,18 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
-use axum::extract::FromRef;
 use axum::routing::get;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 
-use crate::api::App;
-use crate::api::gate::Gate;
+use crate::access::Gate;
 pub use crate::origin::PublicOrigin;
+use crate::services::Services;
 
 /// What the endpoint's layers and tools reach.
 pub struct Mcp {
-    pub app: App,
-    /// What the endpoint's gate uses of `app`.
+    pub services: Services,
+    /// What the endpoint's gate uses of the services.
     pub gate: Gate,
     pub origin: PublicOrigin,
     pub cancels: Arc<cancel::Cancels>,
@@ -55,10 +55,10 @@ pub const PATH: &str = "/mcp";
 
 /// `/mcp` (and `/mcp/`, so that no redirect drops `Authorization`) behind
 /// the gate, and the metadata documents.
-pub fn router(app: App, origin: PublicOrigin) -> Router {
+pub fn router(services: Services, origin: PublicOrigin) -> Router {
     let mcp = Arc::new(Mcp {
-        gate: Gate::from_ref(&app),
-        app,
+        gate: Gate::new(&services),
+        services,
         origin,
         cancels: Arc::default(),
     });

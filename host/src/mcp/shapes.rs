@@ -2,11 +2,12 @@
 //! `inputSchema` and `outputSchema` (JSON Schema) from the same types the
 //! answers are built from. `search` and `fetch` are ChatGPT's
 //! company-knowledge shapes; `query`, `deep_search` and `list_connectors`
-//! are the REST answers of `/v1`, field for field.
+//! answer with the services' own types (`query::Answer`,
+//! `deep_search::DeepSearchAnswer`, `account::ConnectorList`), as `/v1`
+//! does.
 
 use rmcp::schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
@@ -80,55 +81,6 @@ pub struct QueryArgs {
     pub idempotency_key: Option<String>,
 }
 
-/// `POST /v1/query`'s answer.
-#[derive(Debug, Serialize, Deserialize, JsonSchema)]
-#[schemars(crate = "rmcp::schemars")]
-pub struct QueryOut {
-    pub query_id: String,
-    pub query: String,
-    pub results: Vec<ConnectorResult>,
-    pub search_summary: SearchSummary,
-}
-
-#[derive(Debug, Serialize, Deserialize, JsonSchema)]
-#[schemars(crate = "rmcp::schemars")]
-pub struct ConnectorResult {
-    pub connector: String,
-    pub source_label: String,
-    pub chunks: Vec<Chunk>,
-    /// Why this connector found nothing (the others still answered).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<ConnectorFailure>,
-}
-
-#[derive(Debug, Serialize, Deserialize, JsonSchema)]
-#[schemars(crate = "rmcp::schemars")]
-pub struct ConnectorFailure {
-    #[serde(rename = "type")]
-    pub kind: String,
-    pub message: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub retry_after_seconds: Option<u32>,
-}
-
-#[derive(Debug, Serialize, Deserialize, JsonSchema)]
-#[schemars(crate = "rmcp::schemars")]
-pub struct Chunk {
-    pub chunk_id: String,
-    pub content: String,
-    pub source_url: String,
-    pub relevance_score: f64,
-    pub metadata: Map<String, Value>,
-}
-
-#[derive(Debug, Serialize, Deserialize, JsonSchema)]
-#[schemars(crate = "rmcp::schemars")]
-pub struct SearchSummary {
-    pub connectors_searched: u64,
-    pub total_chunks_found: u64,
-    pub duration_ms: u64,
-}
-
 #[derive(Debug, Deserialize, JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
 #[serde(deny_unknown_fields)]
@@ -144,50 +96,4 @@ pub struct DeepSearchArgs {
     /// Only chunks archived at or before this ISO 8601 date or date-time.
     #[serde(default)]
     pub date_to: Option<String>,
-}
-
-/// `POST /v1/deep_search`'s answer.
-#[derive(Debug, Serialize, Deserialize, JsonSchema)]
-#[schemars(crate = "rmcp::schemars")]
-pub struct DeepSearchOut {
-    pub query_id: String,
-    pub query: String,
-    pub archive_results: Vec<ArchiveResult>,
-    pub total_matches: u64,
-    pub duration_ms: u64,
-}
-
-#[derive(Debug, Serialize, Deserialize, JsonSchema)]
-#[schemars(crate = "rmcp::schemars")]
-pub struct ArchiveResult {
-    pub original_query_id: String,
-    pub original_query: String,
-    pub matched_chunk: MatchedChunk,
-    pub similarity_score: f64,
-}
-
-#[derive(Debug, Serialize, Deserialize, JsonSchema)]
-#[schemars(crate = "rmcp::schemars")]
-pub struct MatchedChunk {
-    pub content: String,
-    pub source_connector: String,
-    pub queried_at: String,
-}
-
-/// `GET /v1/connectors`'s answer.
-#[derive(Debug, Serialize, Deserialize, JsonSchema)]
-#[schemars(crate = "rmcp::schemars")]
-pub struct ConnectorsOut {
-    pub connectors: Vec<ConnectorInfo>,
-}
-
-#[derive(Debug, Serialize, Deserialize, JsonSchema)]
-#[schemars(crate = "rmcp::schemars")]
-pub struct ConnectorInfo {
-    pub id: String,
-    pub label: String,
-    pub description: String,
-    pub connected: bool,
-    /// `connected`, `needs_reconnect` or `not_connected`.
-    pub status: String,
 }

@@ -6,7 +6,7 @@
 //! any `structuredContent` to the tool's output schema, errors included,
 //! and would throw instead of handing the model the message. The REST rules hold: `query`
 //! and `search` draw on the user's query limits and are archived like
-//! `/v1/query` (they run its pipeline, `api::query::ask`), `deep_search`
+//! `/v1/query` (they ask the query service, `crate::query`), `deep_search`
 //! on the deep-search limits.
 
 use std::future::Future;
@@ -25,14 +25,17 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::Mcp;
+use super::caller::McpCaller;
 use super::cancel::LegacyCancel;
-use super::gate::McpCaller;
 use super::progress::Reporter;
 use super::shapes::*;
-use crate::api::error::ApiError;
-use crate::api::gate::limit::limited;
-use crate::api::limits::Bucket;
-use crate::api::query::{Asked, Question, ask};
+use crate::access::limited;
+use crate::account::{self, ConnectorList};
+use crate::deep_search::{self, DeepSearchAnswer};
+use crate::error::ApiError;
+use crate::limits::Bucket;
+use crate::query::idempotency::{check_key, stored_body};
+use crate::query::{self, Answer, Keyed, Question};
 use crate::store::{Permission, User};
 
 /// Source links a `query` result carries at most.
@@ -158,15 +161,11 @@ impl QuarryMcp {
         let work = async {
             self.charge(&user, Bucket::Query, "search").await?;
             let reporter = Reporter::start(peer, &meta);
-            let asked = ask(&self.mcp.app, &user.id, question, None, reporter.sender()).await;
+            let answered =
+                query::answer(&self.mcp.services, &user.id, question, reporter.sender()).await;
             reporter.finish().await;
-            let Asked::Answered {
-                rendered, archived, ..
-            } = asked?
-            else {
-                return Err(ApiError::internal("a search without a key was replayed"));
-            };
-            self.hits(&user, rendered, archived)
+            let answered = answered?;
+            self.hits(&user, &answered.answer, answered.archived)
         };
         Ok(Json(
             until_cancelled(ct, &parts, work).await.map_err(failure)?,
@@ -190,7 +189,7 @@ impl QuarryMcp {
         Extension(parts): Extension<Parts>,
     ) -> Result<Json<FetchOut>, CallToolResult> {
         let user = caller(&parts, Permission::Search)?;
-        let found = super::documents::fetch(&self.mcp.app, &user.id, &args.id).await;
+        let found = super::documents::fetch(&self.mcp.services, &user.id, &args.id).await;
         Ok(Json(found.map_err(failure)?))
     }
 
@@ -201,7 +200,7 @@ impl QuarryMcp {
                        passages grouped by tool (Quarry's POST /v1/query). Optional: the \
                        connectors to ask, max_results per connector, an idempotency_key.",
         annotations(title = "Ask the connected tools", read_only_hint = true, open_world_hint = true),
-        output_schema = schema_for_output::<QueryOut>()
+        output_schema = schema_for_output::<Answer>()
     )]
     async fn query(
         &self,
@@ -214,7 +213,7 @@ impl QuarryMcp {
         let user = caller(&parts, Permission::Search)?;
         let work = async {
             let key = match &args.idempotency_key {
-                Some(key) => Some(crate::api::idempotency::check_key(key.as_bytes())?),
+                Some(key) => Some(check_key(key.as_bytes())?),
                 None => None,
             };
             let question = Question {
@@ -225,26 +224,32 @@ impl QuarryMcp {
             let idempotency = key.map(|key| (key, question_hash(&question)));
             // A replay is free, as at `/v1/query`.
             if let Some((key, hash)) = &idempotency
-                && let Some(body) =
-                    crate::api::idempotency::stored_body(&self.mcp.app.store, &user.id, key, hash)
+                && let Some(json) = stored_body(&self.mcp.services.store, &user.id, key, hash)
             {
-                return Ok(serde_json::from_slice::<QueryOut>(&body)?);
+                return Ok(serde_json::from_slice::<Answer>(&json)?);
             }
             self.charge(&user, Bucket::Query, "query").await?;
             let reporter = Reporter::start(peer, &meta);
-            let asked = ask(
-                &self.mcp.app,
-                &user.id,
-                question,
-                idempotency,
-                reporter.sender(),
-            )
-            .await;
+            let services = &self.mcp.services;
+            let progress = reporter.sender();
+            let asked = match idempotency {
+                None => query::answer(services, &user.id, question, progress)
+                    .await
+                    .map(|answered| answered.answer),
+                Some(keyed) => {
+                    match query::answer_with_key(services, &user.id, question, keyed, progress)
+                        .await
+                    {
+                        Ok(Keyed::Answered { answer, .. }) => Ok(answer),
+                        Ok(Keyed::Replayed(json)) => {
+                            serde_json::from_slice(&json).map_err(ApiError::from)
+                        }
+                        Err(error) => Err(error),
+                    }
+                }
+            };
             reporter.finish().await;
-            Ok::<QueryOut, ApiError>(match asked? {
-                Asked::Answered { rendered, .. } => serde_json::from_value(rendered)?,
-                Asked::Replayed(body) => serde_json::from_slice(&body)?,
-            })
+            asked
         };
         let answer = until_cancelled(ct, &parts, work).await.map_err(failure)?;
         Ok(with_links(structured(&answer)?, &answer))
@@ -267,7 +272,7 @@ impl QuarryMcp {
         Parameters(args): Parameters<DeepSearchArgs>,
         Extension(parts): Extension<Parts>,
         ct: CancellationToken,
-    ) -> Result<Json<DeepSearchOut>, CallToolResult> {
+    ) -> Result<Json<DeepSearchAnswer>, CallToolResult> {
         let user = caller(&parts, Permission::Archive)?;
         let work = async {
             self.charge(&user, Bucket::DeepSearch, "deep_search")
@@ -278,11 +283,7 @@ impl QuarryMcp {
                 date_from: args.date_from,
                 date_to: args.date_to,
             };
-            let app = &self.mcp.app;
-            let found =
-                crate::api::deep_search::search_archive(&app.archive, &app.metrics, &user.id, body)
-                    .await?;
-            Ok::<DeepSearchOut, ApiError>(serde_json::from_value(found)?)
+            deep_search::search(&self.mcp.services, &user.id, body).await
         };
         Ok(Json(
             until_cancelled(ct, &parts, work).await.map_err(failure)?,
@@ -302,11 +303,9 @@ impl QuarryMcp {
     async fn list_connectors(
         &self,
         Extension(parts): Extension<Parts>,
-    ) -> Result<Json<ConnectorsOut>, CallToolResult> {
+    ) -> Result<Json<ConnectorList>, CallToolResult> {
         let user = caller(&parts, Permission::Search)?;
-        let app = &self.mcp.app;
-        let listed = crate::api::me::list_connectors(&app.store, &app.registry, &user.id)
-            .and_then(|value| serde_json::from_value(value).map_err(ApiError::from));
+        let listed = account::connectors(&self.mcp.services, &user.id);
         Ok(Json(listed.map_err(failure)?))
     }
 }
@@ -329,7 +328,7 @@ impl ServerHandler for QuarryMcp {
 impl QuarryMcp {
     /// Draws one request on the user's `bucket` (429's `rate_limited`).
     async fn charge(&self, user: &User, bucket: Bucket, what: &str) -> Result<(), ApiError> {
-        let decision = self.mcp.app.limiter.charge(&user.id, bucket).await?;
+        let decision = self.mcp.services.limiter.charge(&user.id, bucket).await?;
         match decision.allowed {
             true => Ok(()),
             false => Err(limited(decision, &format!("the {what} tool"))),
@@ -341,39 +340,23 @@ impl QuarryMcp {
     fn hits(
         &self,
         user: &User,
-        rendered: Value,
+        answer: &Answer,
         archived: std::ops::Range<u64>,
     ) -> Result<SearchOut, ApiError> {
-        let answer: QueryOut = serde_json::from_value(rendered)?;
-        let chunks = answer.results.into_iter().flat_map(|r| {
-            let label = r.source_label;
-            r.chunks.into_iter().map(move |c| (label.clone(), c))
-        });
         let mut results = Vec::new();
-        for ((label, chunk), seq) in chunks.zip(archived) {
-            let title = match chunk.metadata.get("title").and_then(Value::as_str) {
-                Some(title) if !title.is_empty() => title.to_string(),
-                _ => label,
+        for ((result, chunk), seq) in answer.chunks().zip(archived) {
+            let title = match chunk.title() {
+                "" => result.source_label.clone(),
+                title => title.to_string(),
             };
             results.push(SearchHit {
-                id: super::documents::id_of(&self.mcp.app, &user.id, seq)?,
+                id: super::documents::id_of(&self.mcp.services, &user.id, seq)?,
                 title,
-                url: chunk.source_url,
-                text: chunk.content,
+                url: chunk.source_url.clone(),
+                text: chunk.content.clone(),
             });
         }
         Ok(SearchOut { results })
-    }
-}
-
-/// The permission (scope) a tool needs; `None` for a name that is not a
-/// tool (rmcp answers that). `fetch` reads what `search` returned, so the
-/// two go together (ChatGPT's connectors use them as a pair).
-pub fn permission_of(tool: &str) -> Option<Permission> {
-    match tool {
-        "search" | "fetch" | "query" | "list_connectors" => Some(Permission::Search),
-        "deep_search" => Some(Permission::Archive),
-        _ => None,
     }
 }
 
@@ -387,7 +370,7 @@ fn caller(parts: &Parts, needed: Permission) -> Outcome<User> {
         .ok_or_else(|| failure(ApiError::internal("an MCP call without its caller")))?;
     if !caller.scope.allows(needed) {
         return Err(failure(ApiError::new(
-            crate::api::error::ErrorType::Forbidden,
+            crate::error::ErrorType::Forbidden,
             format!("the token's scope does not include {}", needed.as_str()),
         )));
     }
@@ -434,7 +417,7 @@ fn structured(value: &impl Serialize) -> Outcome<CallToolResult> {
 
 /// The answer's sources as resource links, after its JSON (each address
 /// once).
-fn with_links(mut result: CallToolResult, answer: &QueryOut) -> CallToolResult {
+fn with_links(mut result: CallToolResult, answer: &Answer) -> CallToolResult {
     let mut seen = std::collections::BTreeSet::new();
     for result_of_tool in &answer.results {
         for chunk in &result_of_tool.chunks {

@@ -1,6 +1,6 @@
-//! The one guarded resolver: how the host's own HTTP clients (connectors'
-//! fetches and the host's calls to vendors, webhook deliveries) turn names
-//! into addresses. It refuses every address that is not public, and it runs
+//! The guarded resolver: how the host's own HTTP clients (connectors'
+//! fetches and the host's calls to vendors, client metadata documents,
+//! webhook deliveries) turn names into addresses. It refuses every address that is not public, and it runs
 //! at connect time on the addresses actually used, so a DNS answer that
 //! changes between a check and a connection (rebinding) cannot slip a
 //! private address through. The operator's overrides (the demo's fake

@@ -19,7 +19,10 @@ use crate::store::{Store, now, random_hex};
 
 /// `id` → a [`Pending`] revocation, sealed with the master key: the user's
 /// data key is gone by the time it is retried.
-pub const REVOCATIONS: Space<Text, Bytes> = Space::new("pending_revocations");
+pub const REVOCATIONS: Space<Text, Bytes> = Space::shared(
+    "pending_revocations",
+    "tokens still to revoke at a vendor after the user is gone, sealed with the master key, without the user's id",
+);
 
 /// One token to revoke, and how.
 #[derive(Clone, Serialize, Deserialize)]

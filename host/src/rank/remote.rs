@@ -15,6 +15,7 @@
 
 use std::time::Duration;
 
+use crate::net::{self, Purpose};
 use anyhow::{Context, Result, anyhow, bail};
 use serde::Deserialize;
 use serde_json::json;
@@ -101,15 +102,9 @@ impl RemoteEmbedder {
             })?),
             None => None,
         };
-        let client = reqwest::Client::builder()
-            // HTTP/1.1 in every build: the tests' builds compile reqwest
-            // with HTTP/2 (tools/workspace-hack), the production one
-            // without; the protocol the host speaks must not depend on it.
-            .http1_only()
-            .timeout(Duration::from_millis(config.timeout_ms))
-            .connect_timeout(Duration::from_millis(config.timeout_ms))
-            .redirect(reqwest::redirect::Policy::none())
-            .build()?;
+        let client = net::client(Purpose::Embeddings {
+            timeout: Duration::from_millis(config.timeout_ms),
+        })?;
         Ok(RemoteEmbedder {
             client,
             runtime: tokio::runtime::Handle::current(),

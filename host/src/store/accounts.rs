@@ -7,31 +7,24 @@ use rand::RngCore;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use super::Counted;
 use super::records::{Bytes, Records, Space, Text, Unit, Writer};
-use super::user_data::{Counted, UserData};
 use super::{DATA_KEYS, Store, now, random_hex};
 use crate::secret::Secret;
 
-const USERS: Space<Text, Bytes> = Space::new("users");
-const USERS_BY_EMAIL: Space<Text, Text> = Space::new("users_by_email");
+pub(super) const USERS: Space<Text, Bytes> = Space::keyed_by_user("users", Counted::Profile);
+pub(super) const USERS_BY_EMAIL: Space<Text, Text> =
+    Space::user_owned("users_by_email", remove_email, Counted::Nothing);
 /// SHA-256 of the token (hex) → token record. The token itself is never stored.
-const TOKENS: Space<Text, Bytes> = Space::new("tokens");
+pub(super) const TOKENS: Space<Text, Bytes> =
+    Space::user_owned("tokens", remove_tokens, Counted::Nothing);
 /// `user \0 token hash` → (): a user's API tokens, for the dashboard's list.
-const TOKENS_BY_USER: Space<Text, Unit> = Space::new("tokens_by_user");
+pub(super) const TOKENS_BY_USER: Space<Text, Unit> =
+    Space::keyed_by_user("tokens_by_user", Counted::Nothing);
 /// `user` → the argon2id hash of their dashboard password (a PHC string).
-const PASSWORDS: Space<Text, Text> = Space::new("passwords");
+pub(super) const PASSWORDS: Space<Text, Text> = Space::keyed_by_user("passwords", Counted::Nothing);
 
 // The email index goes first: its removal reads the profile.
-pub(super) const USERS_BY_EMAIL_DATA: UserData =
-    UserData::custom(USERS_BY_EMAIL.name(), remove_email, Counted::Nothing);
-pub(super) const USERS_DATA: UserData = UserData::keyed_by_user(USERS.name(), Counted::Profile);
-pub(super) const TOKENS_DATA: UserData =
-    UserData::custom(TOKENS.name(), remove_tokens, Counted::Nothing);
-pub(super) const TOKENS_BY_USER_DATA: UserData =
-    UserData::keyed_by_user(TOKENS_BY_USER.name(), Counted::Nothing);
-pub(super) const PASSWORDS_DATA: UserData =
-    UserData::keyed_by_user(PASSWORDS.name(), Counted::Nothing);
-
 /// API tokens: `qt_` and 32 random bytes.
 pub const TOKEN_PREFIX: &str = "qt_";
 

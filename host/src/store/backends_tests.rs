@@ -9,8 +9,8 @@ use std::sync::Arc;
 use super::records::{Bytes, Flow, Records, Space, Text, TextSeq, user_seqs};
 use super::*;
 
-const NOTES: Space<Text, Bytes> = Space::new("test_notes");
-const SEQS: Space<TextSeq, Bytes> = Space::new("test_seqs");
+const NOTES: Space<Text, Bytes> = Space::unregistered("test_notes");
+const SEQS: Space<TextSeq, Bytes> = Space::unregistered("test_seqs");
 
 /// Every behaviour of transactions the host depends on.
 fn records_contract(store: &Store) {
@@ -121,7 +121,7 @@ fn records_contract(store: &Store) {
 /// Writers are serialised: concurrent read-increment-write transactions
 /// lose no increment (what claims and leases rely on).
 fn writers_are_serialised(store: Arc<Store>) {
-    const COUNTER: Space<Text, super::records::Count> = Space::new("test_counter");
+    const COUNTER: Space<Text, super::records::Count> = Space::unregistered("test_counter");
     let threads: Vec<_> = (0..4)
         .map(|_| {
             let store = store.clone();

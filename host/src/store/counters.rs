@@ -2,15 +2,13 @@
 
 use anyhow::Result;
 
+use super::Counted;
 use super::Store;
 use super::records::{Count, Records, Space, Text};
-use super::user_data::{Counted, UserData};
 
 /// `subject \0 bucket \0 day` → requests counted that UTC day.
-const DAY_COUNTERS: Space<Text, Count> = Space::new("day_counters");
-
-pub(super) const USER_DATA: UserData =
-    UserData::keyed_by_user(DAY_COUNTERS.name(), Counted::Nothing);
+pub(super) const DAY_COUNTERS: Space<Text, Count> =
+    Space::keyed_by_user("day_counters", Counted::Nothing);
 
 impl Store {
     pub fn day_count(&self, subject: &str, bucket: &str, day: i64) -> Result<u64> {

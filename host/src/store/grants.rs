@@ -4,15 +4,13 @@
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
+use super::Counted;
 use super::Store;
 use super::records::{Bytes, Records, Space, Text};
-use super::user_data::{Counted, UserData};
 use crate::secret::Secret;
 
 /// `user \0 connector` → the grant, encrypted with the user's data key.
-const GRANTS: Space<Text, Bytes> = Space::new("grants");
-
-pub(super) const USER_DATA: UserData = UserData::keyed_by_user(GRANTS.name(), Counted::Nothing);
+pub(super) const GRANTS: Space<Text, Bytes> = Space::keyed_by_user("grants", Counted::Nothing);
 
 /// A user's connection to a connector.
 #[derive(Clone, Serialize, Deserialize)]

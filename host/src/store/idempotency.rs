@@ -11,15 +11,13 @@
 use anyhow::{Result, bail};
 use serde::{Deserialize, Serialize};
 
+use super::Counted;
 use super::records::{Bytes, Records, Space, Text, Writer};
-use super::user_data::{Counted, UserData};
 use super::{Store, now};
 
 /// `user \0 key` → idempotency record.
-const IDEMPOTENCY: Space<Text, Bytes> = Space::new("idempotency");
-
-pub(super) const USER_DATA: UserData =
-    UserData::keyed_by_user(IDEMPOTENCY.name(), Counted::Nothing);
+pub(super) const IDEMPOTENCY: Space<Text, Bytes> =
+    Space::keyed_by_user("idempotency", Counted::Nothing);
 
 /// Idempotency records are kept this long.
 pub const IDEMPOTENCY_TTL_SECONDS: i64 = 24 * 3600;

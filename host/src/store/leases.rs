@@ -6,14 +6,12 @@
 
 use anyhow::Result;
 
+use super::Counted;
 use super::records::{Bytes, Records, Space, Text};
-use super::user_data::{Counted, UserData};
 use super::{Store, now};
 
 /// `user \0 what` → `holder \0 until` (Unix seconds).
-const LEASES: Space<Text, Bytes> = Space::new("user_leases");
-
-pub(super) const USER_DATA: UserData = UserData::keyed_by_user(LEASES.name(), Counted::Nothing);
+pub(super) const LEASES: Space<Text, Bytes> = Space::keyed_by_user("user_leases", Counted::Nothing);
 
 impl Store {
     /// Takes the lease on `what` of the user for `seconds`, unless another

@@ -124,9 +124,9 @@ mod tests {
         let reader = crate::store::records::Reader::new(
             crate::store::records::Backend::read(&backend).unwrap(),
         );
-        const COUNTERS: Space<Text, Count> = Space::new("day_counters");
-        const ENTRIES: Space<TextSeq, Bytes> = Space::new("archive_entries");
-        const DUE: Space<TimeText, Unit> = Space::new("due");
+        const COUNTERS: Space<Text, Count> = Space::unregistered("day_counters");
+        const ENTRIES: Space<TextSeq, Bytes> = Space::unregistered("archive_entries");
+        const DUE: Space<TimeText, Unit> = Space::unregistered("due");
         assert_eq!(reader.get(&COUNTERS, "u\0query\0day1").unwrap(), Some(7));
         assert_eq!(
             reader.get(&ENTRIES, ("usr_a", 3)).unwrap(),

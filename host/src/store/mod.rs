@@ -29,7 +29,6 @@ mod postgres;
 mod postgres_tls;
 pub mod private;
 pub mod records;
-mod user_data;
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -51,17 +50,20 @@ use self::keys::DataKey;
 pub use self::keys::MasterKey;
 pub use self::postgres::PostgresConfig;
 pub use self::postgres_tls::is_loopback_host;
+pub use self::records::owner::{Counted, Declared, Owner, Removal, UserData};
 use self::records::{Backend, Bytes, Reader, Records, Space, Text, Unit, Writer};
-pub use self::user_data::{Counted, UserData};
 
 /// `user` → their data key, wrapped by the master key.
-const DATA_KEYS: Space<Text, Bytes> = Space::new("data_keys");
+const DATA_KEYS: Space<Text, Bytes> = Space::keyed_by_user("data_keys", Counted::Nothing);
 
 /// One record, `pending`, while records removed by a deletion may still be
 /// readable in the backend's files; [`Store::purge_removed`] clears it.
 /// Written in the deletion's own commit, so that a crash before the purge
 /// leaves it for the next start.
-pub(crate) const PURGE: Space<Text, Unit> = Space::new("purge");
+pub(crate) const PURGE: Space<Text, Unit> = Space::shared(
+    "purge",
+    "one marker, no user: a deletion's removed records are still to be purged from the files",
+);
 const PURGE_PENDING: &str = "pending";
 
 /// The embedded file's page cache, in MiB, unless the operator says
@@ -202,18 +204,20 @@ impl Store {
     }
 }
 
-/// The records of this module that hold a user's data (see [`UserData`]).
-pub const USER_DATA: &[UserData] = &[
-    accounts::USERS_BY_EMAIL_DATA,
-    accounts::USERS_DATA,
-    UserData::keyed_by_user(DATA_KEYS.name(), Counted::Nothing),
-    accounts::TOKENS_DATA,
-    accounts::TOKENS_BY_USER_DATA,
-    accounts::PASSWORDS_DATA,
-    grants::USER_DATA,
-    idempotency::USER_DATA,
-    counters::USER_DATA,
-    leases::USER_DATA,
+/// The store's spaces, a user's in the order a deletion removes them (the
+/// email index reads the profile before the profile goes).
+pub const SPACES: &[Declared] = &[
+    accounts::USERS_BY_EMAIL.declared(),
+    accounts::USERS.declared(),
+    DATA_KEYS.declared(),
+    accounts::TOKENS.declared(),
+    accounts::TOKENS_BY_USER.declared(),
+    accounts::PASSWORDS.declared(),
+    grants::GRANTS.declared(),
+    idempotency::IDEMPOTENCY.declared(),
+    counters::DAY_COUNTERS.declared(),
+    leases::LEASES.declared(),
+    PURGE.declared(),
 ];
 
 /// The backend cannot be reached (PostgreSQL is down, say): the request

@@ -4,7 +4,7 @@
 
 use std::time::{Duration, SystemTime};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use reqwest::StatusCode;
 use reqwest::header::{CONTENT_TYPE, RETRY_AFTER};
 
@@ -12,7 +12,7 @@ use super::outbox::Message;
 use super::retry::parse_retry_after;
 use super::signing;
 use super::target::{self, Policy};
-use crate::net::{AddressDenied, GuardedResolver};
+use crate::net::{self, AddressDenied, Purpose};
 
 /// What an attempt came to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,27 +36,11 @@ pub struct Sender {
 
 impl Sender {
     pub fn new(policy: Policy, timeout: Duration) -> Result<Sender> {
-        let client = reqwest::Client::builder()
-            // HTTP/1.1 in every build: the tests' builds compile reqwest
-            // with HTTP/2 (tools/workspace-hack), the production one
-            // without; the protocol the host speaks must not depend on it.
-            .http1_only()
-            .use_rustls_tls()
-            .https_only(!policy.allow_plain_http)
-            // A redirect would send the signed event somewhere the user did
-            // not register (and past the address checks): a failure.
-            .redirect(reqwest::redirect::Policy::none())
-            // A proxy would resolve the name itself, past the resolver.
-            .no_proxy()
-            .dns_resolver(std::sync::Arc::new(GuardedResolver::allowing_private(
-                policy.allow_private,
-            )))
-            .timeout(timeout)
-            .connect_timeout(timeout.min(Duration::from_secs(5)))
-            .pool_idle_timeout(Duration::from_secs(30))
-            .user_agent(concat!("quarry-webhooks/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .context("building the webhook HTTP client")?;
+        let client = net::client(Purpose::Webhooks {
+            allow_private: policy.allow_private,
+            allow_plain_http: policy.allow_plain_http,
+            timeout,
+        })?;
         Ok(Sender {
             client,
             policy,

@@ -36,18 +36,17 @@ use self::registrations::Registration;
 use self::target::Policy;
 use crate::config::WebhookConfig;
 use crate::store::records::Writer;
-use crate::store::{Counted, Store, UserData, now, random_hex};
+use crate::store::{Declared, Store, now, random_hex};
 
-/// A user's webhook data: the deliveries that depend on their registrations
-/// (pending test events; the `user.deleted` snapshot deliveries are the
-/// master key's and stay), then the registrations.
-pub const USER_DATA: &[UserData] = &[
-    UserData::custom(
-        outbox::OUTBOX.name(),
-        outbox::remove_owner_in,
-        Counted::Nothing,
-    ),
-    registrations::USER_DATA,
+/// The webhooks' spaces: a user's deliveries that depend on their
+/// registrations go first (pending test events; the `user.deleted`
+/// snapshot deliveries are the master key's and stay), then the
+/// registrations.
+pub const SPACES: &[Declared] = &[
+    outbox::OUTBOX.declared(),
+    registrations::REGISTRATIONS.declared(),
+    outbox::DUE.declared(),
+    outbox::GIVEN_UP.declared(),
 ];
 
 /// Emitted when `DELETE /v1/delete_my_data` executes.

@@ -20,17 +20,24 @@ use anyhow::{Context, Result};
 use base64::engine::general_purpose::STANDARD as B64;
 use serde::{Deserialize, Serialize};
 
-use crate::store::Store;
+use crate::store::{Counted, Store};
 use crate::store::keys::MasterKey;
 use crate::store::records::{Bytes, Records, Space, Text, TimeText, Unit, Writer};
 
 /// Delivery id → [`Entry`] (JSON).
-pub(super) const OUTBOX: Space<Text, Bytes> = Space::new("webhook_outbox");
+pub(super) const OUTBOX: Space<Text, Bytes> =
+    Space::user_owned("webhook_outbox", remove_owner_in, Counted::Nothing);
 /// (due time in Unix milliseconds, delivery id): the worker's queue, in
 /// the order it is due.
-pub(super) const DUE: Space<TimeText, Unit> = Space::new("webhook_outbox_due");
+pub(super) const DUE: Space<TimeText, Unit> = Space::shared(
+    "webhook_outbox_due",
+    "the outbox's queue: (due time, delivery id), removed with its delivery",
+);
 /// Delivery id → [`GivenUp`] (JSON): deliveries that exhausted the schedule.
-pub(super) const GIVEN_UP: Space<Text, Bytes> = Space::new("webhook_given_up");
+pub(super) const GIVEN_UP: Space<Text, Bytes> = Space::shared(
+    "webhook_given_up",
+    "what is kept of an undeliverable event: no user id and nothing secret; dropped after 30 days",
+);
 
 /// How long given-up records are kept.
 const GIVEN_UP_TTL_SECONDS: i64 = 30 * 86_400;

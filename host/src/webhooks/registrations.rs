@@ -7,13 +7,11 @@ use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
 use crate::store::records::{Bytes, Records, Space, Text, Writer};
-use crate::store::{Counted, Store, UserData};
+use crate::store::{Counted, Store};
 
 /// `user \0 webhook id` → the registration, sealed with the user's data key.
-const REGISTRATIONS: Space<Text, Bytes> = Space::new("webhook_registrations");
-
-pub(super) const USER_DATA: UserData =
-    UserData::keyed_by_user(REGISTRATIONS.name(), Counted::Webhooks);
+pub(super) const REGISTRATIONS: Space<Text, Bytes> =
+    Space::keyed_by_user("webhook_registrations", Counted::Webhooks);
 
 #[derive(Clone, Serialize, Deserialize)]
 pub struct Registration {

@@ -15,7 +15,7 @@
 //!    public (401).
 //!
 //! A path that is not routed (404) or a method the path does not serve
-//! (405) gets [`limit::miss`]: identified and charged like any request.
+//! (405) gets [`fallback`]: identified and charged like any request.
 //!
 //! What the inner layers learn for the outer one travels in the response's
 //! extensions: the [`Endpoint`], the user's id and the limits' [`Decision`].
@@ -23,43 +23,24 @@
 
 pub mod auth;
 pub mod body;
+mod fallback;
+pub mod idempotency;
 pub mod limit;
 mod observe;
-
-use std::sync::Arc;
 
 use axum::extract::FromRef;
 use axum::routing::MethodRouter;
 
-pub use self::auth::{Caller, Identity};
-pub use self::body::{BodyHash, MAX_BODY_BYTES};
-pub use self::observe::{decorate, observe};
+pub use self::body::BodyHash;
+pub use self::fallback::{method_not_allowed, not_found};
+pub use self::observe::observe;
 use super::App;
-use super::limits::RateLimiter;
 use super::routes::Endpoint;
-use crate::deletion::Deletions;
-use crate::metrics::Metrics;
-use crate::store::Store;
-
-/// What the gate's layers use of the API's state, and nothing more: the
-/// tokens (in the store), whose deletion has begun, the limits' windows
-/// and the metrics.
-#[derive(Clone)]
-pub struct Gate {
-    pub store: Arc<Store>,
-    pub deletions: Arc<Deletions>,
-    pub limiter: Arc<RateLimiter>,
-    pub metrics: Arc<Metrics>,
-}
+pub use crate::access::{Caller, Gate, Identity};
 
 impl FromRef<App> for Gate {
     fn from_ref(app: &App) -> Gate {
-        Gate {
-            store: app.store.clone(),
-            deletions: app.deletions.clone(),
-            limiter: app.limiter.clone(),
-            metrics: app.metrics.clone(),
-        }
+        Gate::new(&app.services)
     }
 }
 
@@ -78,7 +59,7 @@ pub fn guard(gate: &Gate, endpoint: Endpoint, route: MethodRouter<App>) -> Metho
     let route = route.route_layer(from_fn(auth::require));
     let route = route.route_layer(from_fn_with_state(gate.clone(), limit::charge));
     let route = if endpoint.is_idempotent() {
-        route.route_layer(from_fn_with_state(gate.clone(), super::idempotency::replay))
+        route.route_layer(from_fn_with_state(gate.clone(), idempotency::replay))
     } else {
         route
     };

@@ -7,14 +7,15 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
+use axum::http::{StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use super::{RequestStart, UserId};
-use crate::api::error::{ApiError, ErrorType};
-use crate::api::limits::Decision;
+use crate::access::decorate;
 use crate::api::routes::Endpoint;
+use crate::error::{ApiError, ErrorType};
+use crate::limits::Decision;
 use crate::metrics::Metrics;
 use crate::store::random_hex;
 
@@ -76,24 +77,4 @@ fn normalize(response: Response) -> Response {
     // What the inner layers said about the request stays with it.
     *rewritten.extensions_mut() = parts.extensions;
     rewritten
-}
-
-/// The request id and the six rate-limit headers (also `/mcp`'s).
-pub fn decorate(headers: &mut HeaderMap, request_id: &str, decision: Option<&Decision>) {
-    headers.insert(
-        HeaderName::from_static("x-request-id"),
-        HeaderValue::from_str(request_id).expect("ascii id"),
-    );
-    let Some(d) = decision else { return };
-    let pairs: [(&'static str, i64); 6] = [
-        ("x-ratelimit-limit-minute", d.limit_minute.into()),
-        ("x-ratelimit-remaining-minute", d.remaining_minute.into()),
-        ("x-ratelimit-reset-minute", d.reset_minute),
-        ("x-ratelimit-limit-day", d.limit_day.into()),
-        ("x-ratelimit-remaining-day", d.remaining_day.into()),
-        ("x-ratelimit-reset-day", d.reset_day),
-    ];
-    for (name, value) in pairs {
-        headers.insert(HeaderName::from_static(name), HeaderValue::from(value));
-    }
 }

@@ -115,7 +115,10 @@ fn cookie(value: &str, max_age: i64) -> HeaderValue {
 }
 
 /// Sign-ins in flight as earlier versions kept them, server-side.
-const STATES_KEPT_BY_EARLIER_VERSIONS: pending::Table = pending::Table::new("dashboard_sso_states");
+pub(crate) const STATES_KEPT_BY_EARLIER_VERSIONS: pending::Table = pending::Table::shared(
+    "dashboard_sso_states",
+    "sign-ins in flight as earlier versions kept them (now in the browser's sealed cookie): nobody's; emptied when the dashboard starts",
+);
 
 /// Removes the sign-ins in flight earlier versions stored (each expired
 /// ten minutes after it started; none can finish with this version).

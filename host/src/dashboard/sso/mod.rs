@@ -27,20 +27,21 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use self::flow::SigningIn;
-use super::session::{self, Session, login_form};
+use super::session::{self, Session};
+use super::sign_in::{self, login_form};
 use super::{Dashboard, Peer, expected_origin, pending};
+use crate::limits::{Throttle, address};
 use crate::oidc::{Identity, SsoError};
 use crate::store::records::{Bytes, Records, Space, Text, Writer};
-use crate::store::{Counted, Store, UserData};
+use crate::store::{Counted, Store};
 
 mod flow;
 
 /// SHA-256 of `issuer \n subject` (hex) → [`Link`].
-const LINKS: Space<Text, Bytes> = Space::new("dashboard_sso_links");
+pub(super) const LINKS: Space<Text, Bytes> =
+    Space::user_owned("dashboard_sso_links", remove_links, Counted::Nothing);
 
-pub(super) const USER_DATA: UserData =
-    UserData::custom(LINKS.name(), remove_links, Counted::Nothing);
-
+pub(crate) use self::flow::STATES_KEPT_BY_EARLIER_VERSIONS;
 pub use self::flow::forget_states_kept_by_earlier_versions;
 
 #[derive(Serialize, Deserialize)]
@@ -122,13 +123,9 @@ pub async fn callback(
     let Some(provider) = &dashboard.sso else {
         return not_configured();
     };
-    let throttle = [format!("addr:{ip}")];
-    if dashboard.throttled(&throttle) {
-        return refuse(
-            &dashboard,
-            StatusCode::TOO_MANY_REQUESTS,
-            "Too many failed sign-ins from this address. Try again later.",
-        );
+    let throttle = [address::subject(ip)];
+    if let Some(refused) = dashboard.throttled(Throttle::SingleSignOn, &throttle).await {
+        return refused;
     }
     let mut response = match finish(&dashboard, provider, &headers, callback).await {
         Ok(user_id) => {
@@ -136,13 +133,15 @@ pub async fn callback(
             if let Some(Extension(old)) = session {
                 session::end(&dashboard.store, &old.key);
             }
-            session::begin(&dashboard, &user_id, "single sign-on", &headers)
+            sign_in::begin(&dashboard, &user_id, "single sign-on", &headers)
         }
         Err((status, text)) => {
             // What an attacker could repeat counts against the address;
             // a provider's outage or a missing account does not.
             if matches!(status, StatusCode::BAD_REQUEST | StatusCode::UNAUTHORIZED) {
-                dashboard.record_failure(&throttle);
+                dashboard
+                    .record_failure(Throttle::SingleSignOn, &throttle)
+                    .await;
             }
             tracing::info!(%ip, %status, reason = %text, "dashboard single sign-on refused");
             refuse(&dashboard, status, &text)

@@ -1,7 +1,8 @@
 //! Records: the storage interface every module outside `store/` sees.
 //!
 //! A record lives in a named [`Space`] under an ordered key. Modules declare
-//! their spaces (`const SESSIONS: Space<Text, Bytes> = Space::new(..)`) and
+//! their spaces, with whose records they hold ([`owner`]: `const SESSIONS:
+//! Space<Text, Bytes> = Space::user_owned("dashboard_sessions", ..)`), and
 //! read and write them in transactions: a [`Reader`] sees one consistent
 //! snapshot, a [`Writer`] commits all of its changes or none. Transactions
 //! span spaces, which is what the invariants need: a webhook is queued in
@@ -13,6 +14,7 @@
 //! key-value store can be another.
 
 mod kinds;
+pub mod owner;
 
 use std::marker::PhantomData;
 use std::ops::{Bound, RangeBounds};
@@ -74,22 +76,61 @@ pub trait RawWrite: RawRead {
     fn commit(self: Box<Self>) -> Result<()>;
 }
 
-/// A named set of records with keys of kind `K` and values of kind `V`.
+/// A named set of records with keys of kind `K` and values of kind `V`,
+/// and whose they are ([`Owner`]).
 pub struct Space<K, V> {
     name: &'static str,
+    owner: Owner,
     kinds: PhantomData<fn() -> (K, V)>,
 }
 
 impl<K, V> Space<K, V> {
-    pub const fn new(name: &'static str) -> Self {
+    /// Users' records, each keyed by its user first (the user id, or the
+    /// id and a separator): a deletion removes the user's key range.
+    pub const fn keyed_by_user(name: &'static str, counted: Counted) -> Self {
+        Space::with_owner(name, Owner::User(Removal::KeyedByUser, counted))
+    }
+
+    /// Users' records keyed otherwise (by a token's hash, with the user in
+    /// the value): a deletion removes a user's with `remove`, which says
+    /// how many it removed.
+    pub const fn user_owned(
+        name: &'static str,
+        remove: fn(&mut Writer, &str) -> Result<u64>,
+        counted: Counted,
+    ) -> Self {
+        Space::with_owner(name, Owner::User(Removal::Custom(remove), counted))
+    }
+
+    /// Records that are nobody's once a deletion has ended, and why.
+    pub const fn shared(name: &'static str, why: &'static str) -> Self {
+        Space::with_owner(name, Owner::Shared(why))
+    }
+
+    /// A space of the store's own tests, outside the registry.
+    #[cfg(test)]
+    pub(in crate::store) const fn unregistered(name: &'static str) -> Self {
+        Space::with_owner(name, Owner::Shared("the store's own tests"))
+    }
+
+    const fn with_owner(name: &'static str, owner: Owner) -> Self {
         Space {
             name,
+            owner,
             kinds: PhantomData,
         }
     }
 
     pub const fn name(&self) -> &'static str {
         self.name
+    }
+
+    /// The space's name and owner, for the registry of spaces.
+    pub const fn declared(&self) -> Declared {
+        Declared {
+            space: self.name,
+            owner: self.owner,
+        }
     }
 }
 
@@ -111,6 +152,7 @@ pub trait ValueKind {
 
 use self::kinds::SEPARATOR;
 pub use self::kinds::{Bytes, Count, Text, TextPart, TextSeq, TimeText, Unit};
+use self::owner::{Counted, Declared, Owner, Removal};
 
 fn key_bytes<K: KeyKind>(key: K::Arg<'_>) -> Vec<u8> {
     let mut out = Vec::new();

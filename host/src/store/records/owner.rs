@@ -1,16 +1,44 @@
-//! The registry of user data: every space that holds records bound to a
-//! user is declared once, next to the code that owns it, with how those
-//! records leave it and how they count in the deletion's report.
-//!
-//! `deletion` walks the owners' lists (`USER_DATA` in `store`, `archive`,
-//! `webhooks`, `issuer` and `dashboard`) inside its one commit, so a space
-//! added to a list is deleted with the user, and a test that walks a whole
-//! user lifecycle fails on a space that holds a user's record and is in no
-//! list.
+//! Whose records a space holds, declared where the space is made
+//! ([`super::Space::keyed_by_user`], [`super::Space::user_owned`],
+//! [`super::Space::shared`]). A user's records leave their spaces in one
+//! deletion commit (`deletion` walks [`UserData`] in the order of
+//! `crate::user_data::SPACES`); a shared space says why it holds nobody's
+//! records once a deletion has ended.
 
 use anyhow::Result;
 
-use super::records::Writer;
+use super::Writer;
+
+/// Whose records a space holds.
+#[derive(Clone, Copy)]
+pub enum Owner {
+    /// Each record belongs to a user: how a deletion removes theirs, and
+    /// what they count as in its report.
+    User(Removal, Counted),
+    /// Nobody's once a deletion has ended: why.
+    Shared(&'static str),
+}
+
+/// A space's name and owner, whatever its kinds (for the registry).
+#[derive(Clone, Copy)]
+pub struct Declared {
+    pub space: &'static str,
+    pub owner: Owner,
+}
+
+impl Declared {
+    /// What a deletion does in this space, when it holds users' records.
+    pub const fn user_data(&self) -> Option<UserData> {
+        match self.owner {
+            Owner::User(removal, counted) => Some(UserData {
+                space: self.space,
+                removal,
+                counted,
+            }),
+            Owner::Shared(_) => None,
+        }
+    }
+}
 
 /// One space holding records bound to a user.
 #[derive(Clone, Copy)]
@@ -44,26 +72,6 @@ pub enum Counted {
 }
 
 impl UserData {
-    pub const fn keyed_by_user(space: &'static str, counted: Counted) -> UserData {
-        UserData {
-            space,
-            removal: Removal::KeyedByUser,
-            counted,
-        }
-    }
-
-    pub const fn custom(
-        space: &'static str,
-        remove: fn(&mut Writer, &str) -> Result<u64>,
-        counted: Counted,
-    ) -> UserData {
-        UserData {
-            space,
-            removal: Removal::Custom(remove),
-            counted,
-        }
-    }
-
     /// Removes the user's records from this space inside `txn`; how many.
     pub fn remove(&self, txn: &mut Writer, user_id: &str) -> Result<u64> {
         match self.removal {
