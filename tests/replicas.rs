@@ -7,7 +7,9 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use quarry_tests::dashboard_client::{approve_at_device, collect_device_tokens, signed_in_on};
+use quarry_tests::dashboard_client::{
+    Browser, PASSWORD, approve_at_device, collect_device_tokens, signed_in_on,
+};
 use quarry_tests::server::{Demo, Reply, avoid_window_edge};
 use quarry_tests::shared::SharedBackend;
 use quarry_tests::webhook_receiver::{Receiver, ReceiverOptions};
@@ -360,4 +362,28 @@ async fn a_device_code_started_on_one_replica_is_approved_on_another_and_polled_
     // The code is spent everywhere: a second poll, on A, is refused.
     let again = collect_device_tokens(&demo, 0, &device_code, "Assistant").await;
     assert_eq!(again["error"], "invalid_grant", "{again}");
+}
+
+/// The sign-in throttle is one for the deployment: five failures per email
+/// in the window (the default), whichever replicas they reach, and then
+/// every replica refuses, even the right password. (Each replica once kept
+/// its own count: three replicas gave a guesser three times the tries.)
+#[tokio::test(flavor = "multi_thread")]
+async fn sign_in_failures_through_three_replicas_meet_the_limit_of_one() {
+    let (_backend, demo) = three_replicas(&[]);
+    let mut statuses = Vec::new();
+    for n in 0..8 {
+        let mut browser = Browser::on(&demo, n % REPLICAS);
+        let page = browser
+            .sign_in("bob@acme.test", &format!("wrong-{n}"))
+            .await;
+        statuses.push(page.status.as_u16());
+    }
+    assert_eq!(statuses, [401, 401, 401, 401, 401, 429, 429, 429]);
+    for replica in 0..REPLICAS {
+        let mut browser = Browser::on(&demo, replica);
+        let page = browser.sign_in("bob@acme.test", PASSWORD).await;
+        assert_eq!(page.status, 429, "replica {replica}: {}", page.text);
+        assert!(page.headers.contains_key("retry-after"));
+    }
 }
