@@ -16,7 +16,7 @@ use fake_saas::{Fault, RecordedRequest, dataset, time};
 use quarry::connectors::manifest::{AuthScheme, Manifest, Method, RouteKind};
 use quarry::connectors::policy::{GuestRequest, admit};
 use quarry::connectors::{Document, ErrorKind, SearchRequest};
-use quarry::secret::Secret;
+use quarry_store::secret::Secret;
 use quarry_tests::{Harness, assert_cited_once, repo_root};
 
 /// The ten vendors after the first five (GitHub, Slack, Notion, Linear,

@@ -543,7 +543,7 @@ async fn single_sign_on_links_an_account_by_verified_email_then_by_subject() {
     assert_eq!(deleted.status, 200, "{}", deleted.text);
     let mut demo = demo;
     demo.stop();
-    let store = quarry::store::Store::open(&demo.data_dir, None).unwrap();
+    let store = quarry_store::Store::open(&demo.data_dir, None).unwrap();
     let linked = quarry::dashboard::sso::linked_users(&store).unwrap();
     assert!(linked.is_empty(), "links left: {linked:?}");
 }
@@ -847,7 +847,7 @@ async fn after_a_deletion_no_space_holds_a_record_that_names_the_user() {
     assert_eq!(deleted.status, 200, "{}", deleted.text);
     demo.stop();
 
-    let store = quarry::store::Store::open(data.path(), None).unwrap();
+    let store = quarry_store::Store::open(data.path(), None).unwrap();
     let reader = store.read().unwrap();
     for space in store.spaces().unwrap() {
         assert!(
@@ -866,8 +866,8 @@ async fn after_a_deletion_no_space_holds_a_record_that_names_the_user() {
     }
 }
 
-fn records_of(reader: &quarry::store::records::Reader, space: &str) -> Vec<(Vec<u8>, Vec<u8>)> {
-    use quarry::store::records::{Flow, Records};
+fn records_of(reader: &quarry_store::records::Reader, space: &str) -> Vec<(Vec<u8>, Vec<u8>)> {
+    use quarry_store::records::{Flow, Records};
     use std::ops::Bound;
     let mut out = Vec::new();
     reader

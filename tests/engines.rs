@@ -207,8 +207,8 @@ async fn replicas_reach_postgres_and_redis_over_tls_checking_their_certificates(
     assert_eq!(ready(&demo, 1).await, 200);
 
     let opens = |url: String| {
-        let config = quarry::store::PostgresConfig { url, pool_size: 1 };
-        quarry::store::Store::open_shared(&config, "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=")
+        let config = quarry_store::PostgresConfig { url, pool_size: 1 };
+        quarry_store::Store::open_shared(&config, "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=")
             .map(|_| ())
             .map_err(|error| format!("{error:#}"))
     };

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use fake_saas::dataset;
 use quarry::connectors::{ErrorKind, Runtime, RuntimeConfig, registry};
-use quarry::secret::Secret;
+use quarry_store::secret::Secret;
 use quarry_tests::{Harness, repo_root, request};
 
 /// Builds both examples once per test run (the script does nothing when

@@ -28,7 +28,7 @@ async fn a_replaced_plugin_serves_new_calls_while_old_calls_finish() {
         .map(|_| {
             let registry = h.registry.clone();
             tokio::spawn(async move {
-                let token = quarry::secret::Secret::new("fake-github-alice");
+                let token = quarry_store::secret::Secret::new("fake-github-alice");
                 registry
                     .search("github", &request("checkout", 5), Some(token))
                     .await

@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use quarry::connectors::upstream::Upstream;
 use quarry::oauth::{Refresher, Vendors};
-use quarry::secret::Secret;
-use quarry::store::{Grant, GrantStatus, Store, now};
+use quarry_store::secret::Secret;
+use quarry_store::{Grant, GrantStatus, Store, now};
 use quarry_tests::{Harness, network_for};
 
 struct Setup {

@@ -18,7 +18,7 @@ use std::process::Command;
 
 use fake_saas::{Fault, RecordedRequest, dataset};
 use quarry::connectors::SearchRequest;
-use quarry::secret::Secret;
+use quarry_store::secret::Secret;
 use quarry_tests::{Harness, repo_root};
 use serde_json::{Value, json};
 

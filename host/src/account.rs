@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::ApiError;
 use crate::services::Services;
-use crate::store::GrantStatus;
+use quarry_store::GrantStatus;
 
 /// `GET /v1/connectors`'s answer.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]

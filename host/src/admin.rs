@@ -7,8 +7,8 @@ use clap::Subcommand;
 
 use crate::calendar::rfc3339;
 use crate::config::Config;
-use crate::secret::Secret;
-use crate::store::{Audience, Grant, GrantStatus, Store, now};
+use quarry_store::secret::Secret;
+use quarry_store::{Audience, Grant, GrantStatus, Store, now};
 
 #[derive(Subcommand, Debug)]
 pub enum Action {

@@ -11,8 +11,8 @@ use serde::{Deserialize, Serialize};
 use crate::error::ApiError;
 use crate::query::validate_question;
 use crate::services::Services;
-use crate::store::random_hex;
 use quarry_guard::bodies::DeepSearchBody;
+use quarry_store::random_hex;
 
 const DEFAULT_MAX_RESULTS: i64 = 20;
 

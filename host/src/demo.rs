@@ -25,8 +25,8 @@ use fake_saas::{FakeSaas, FakeSaasConfig};
 use serde_json::json;
 
 use crate::config::Config;
-use crate::secret::Secret;
-use crate::store::{Audience, Store};
+use quarry_store::secret::Secret;
+use quarry_store::{Audience, Store};
 
 #[derive(clap::Args, Debug)]
 pub struct DemoArgs {

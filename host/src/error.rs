@@ -5,7 +5,7 @@ use axum::http::{HeaderName, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
-use crate::store::Unavailable;
+use quarry_store::Unavailable;
 
 /// The contract's error types.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -21,7 +21,7 @@ use serde_json::{Map, Value, json};
 use crate::connectors::{ConnectorError, Document, ErrorKind, Registry, SearchRequest};
 use crate::metrics::Metrics;
 use crate::rank::{self, Job, Method, Passage, Priority, QueryPlan, Scheduler};
-use crate::store::{Grant, GrantStatus, now, random_hex};
+use quarry_store::{Grant, GrantStatus, now, random_hex};
 
 /// About how many records a question asks its connectors for together:
 /// what the model reads within a question's time on two cores.

@@ -24,8 +24,8 @@ use crate::rank::Scheduler;
 use crate::rank::embed::Cached;
 use crate::search::Search;
 use crate::services::Services;
-use crate::store::{MasterKey, PostgresConfig, Store};
 use crate::webhooks::Webhooks;
+use quarry_store::{MasterKey, PostgresConfig, Store};
 
 /// A server that is listening.
 pub struct Running {
@@ -189,12 +189,12 @@ fn rate_limiter(config: &Config, store: &Arc<Store>) -> Result<Limiter> {
 /// This replica's id, kept in its data folder: the same across restarts,
 /// so that a restarted replica recognises the jobs it was running.
 fn replica_id(data_dir: &std::path::Path) -> Result<String> {
-    crate::store::private::folder(data_dir)?;
+    quarry_store::private::folder(data_dir)?;
     let path = data_dir.join("replica-id");
     if let Ok(id) = std::fs::read_to_string(&path) {
         return Ok(id.trim().to_string());
     }
-    let id = format!("rpl_{}", crate::store::random_hex(8));
+    let id = format!("rpl_{}", quarry_store::random_hex(8));
     std::fs::write(&path, &id).with_context(|| format!("writing {}", path.display()))?;
     Ok(id)
 }

@@ -14,8 +14,8 @@ use crate::limits::Limiter;
 use crate::metrics::Metrics;
 use crate::oauth::Refresher;
 use crate::search::Search;
-use crate::store::Store;
 use crate::webhooks::Webhooks;
+use quarry_store::Store;
 
 /// The services, each shared.
 #[derive(Clone)]

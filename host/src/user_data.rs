@@ -10,12 +10,12 @@
 //! `tests/dashboard.rs`) fails on a space that holds a user's record after
 //! their deletion.
 
-use crate::store::{Declared, UserData};
+use quarry_store::{Declared, UserData};
 
 /// Every owner's spaces. The store's own come first: its email index reads
 /// the profile before the profile goes.
 pub const SPACES: &[&[Declared]] = &[
-    crate::store::SPACES,
+    quarry_store::SPACES,
     crate::archive::SPACES,
     crate::webhooks::SPACES,
     crate::issuer::SPACES,
@@ -44,21 +44,26 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::store::Owner;
+    use quarry_store::Owner;
 
-    /// The name of every space the sources make, with the file that makes
-    /// it: the text after each `Space::keyed_by_user(`, `Space::user_owned(`
+    /// The name of every space the sources make (the host's and the
+    /// store's), with the file that makes it: the text after each `Space::keyed_by_user(`, `Space::user_owned(`
     /// or `Space::shared(` (also through the dashboard's `pending::Table`).
     fn spaces_made_in_the_sources() -> BTreeMap<String, Vec<String>> {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let host = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
         let mut made: BTreeMap<String, Vec<String>> = BTreeMap::new();
-        for path in crate::invariants::sources(&root) {
+        let roots = [host.join("src"), host.join("store/src")];
+        let sources = roots.iter().flat_map(|root| {
+            let paths = crate::invariants::sources(root);
+            paths.into_iter().map(move |path| (root, path))
+        });
+        for (root, path) in sources {
             let relative = path
-                .strip_prefix(&root)
+                .strip_prefix(root)
                 .unwrap()
                 .to_string_lossy()
                 .to_string();
-            if relative.starts_with("store/records/")
+            if relative.starts_with("records/")
                 || relative.starts_with("invariants/")
                 || relative == "user_data.rs"
             {

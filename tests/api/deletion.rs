@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use quarry::archive::Archive;
-use quarry::store::{Audience, TokenCheck};
+use quarry_store::{Audience, TokenCheck};
 use quarry_tests::server::{Demo, DemoOptions};
 use quarry_tests::shared;
 use reqwest::Method;

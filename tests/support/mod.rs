@@ -26,7 +26,7 @@ use quarry::connectors::{
     ConnectorError, Document, ErrorKind, NetworkConfig, Registry, RegistryConfig, Runtime,
     RuntimeConfig, SearchRequest,
 };
-use quarry::secret::Secret;
+use quarry_store::secret::Secret;
 
 /// The repository's root.
 pub fn repo_root() -> PathBuf {

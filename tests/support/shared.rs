@@ -107,12 +107,12 @@ impl SharedBackend {
     }
 
     /// The test's database as a store, the way its servers open it.
-    pub fn open_store(&self) -> quarry::store::Store {
-        let config = quarry::store::PostgresConfig {
+    pub fn open_store(&self) -> quarry_store::Store {
+        let config = quarry_store::PostgresConfig {
             url: self.postgres_url.clone(),
             pool_size: 2,
         };
-        quarry::store::Store::open_shared(&config, &master_key_for(&self.database))
+        quarry_store::Store::open_shared(&config, &master_key_for(&self.database))
             .expect("the test's database opens")
     }
 
@@ -162,11 +162,11 @@ impl Drop for SharedBackend {
 
 /// The store of a demo's data folder, opened the way its server did: the
 /// redb file, or the test's database when the demos run on PostgreSQL.
-pub fn open_store(dir: &Path) -> quarry::store::Store {
+pub fn open_store(dir: &Path) -> quarry_store::Store {
     if requested() {
         for_data_dir(dir).open_store()
     } else {
-        quarry::store::Store::open(dir, None).expect("the data folder's store opens")
+        quarry_store::Store::open(dir, None).expect("the data folder's store opens")
     }
 }
 

@@ -7,7 +7,7 @@ use axum::http::{HeaderMap, header};
 
 use super::Gate;
 use crate::limits::address;
-use crate::store::{Audience, Scope, TokenCheck, Unavailable, User};
+use quarry_store::{Audience, Scope, TokenCheck, Unavailable, User};
 
 /// The authenticated user of a request.
 #[derive(Debug, Clone)]

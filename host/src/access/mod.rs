@@ -18,7 +18,7 @@ use crate::deletion::Deletions;
 use crate::limits::Limiter;
 use crate::metrics::Metrics;
 use crate::services::Services;
-use crate::store::Store;
+use quarry_store::Store;
 
 /// What the checks use of the services, and nothing more: the tokens (in
 /// the store), whose deletion has begun, the limits and the metrics.

@@ -13,7 +13,7 @@ use crate::calendar::rfc3339;
 use crate::error::ApiError;
 
 pub async fn me(
-    State(store): State<Arc<crate::store::Store>>,
+    State(store): State<Arc<quarry_store::Store>>,
     State(search): State<Arc<crate::search::Search>>,
     Extension(caller): Extension<Caller>,
 ) -> Result<Json<Value>, ApiError> {

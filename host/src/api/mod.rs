@@ -27,8 +27,8 @@ use crate::limits::{self, Limiter};
 use crate::metrics::Metrics;
 use crate::search::Search;
 use crate::services::Services;
-use crate::store::Store;
 use crate::webhooks::Webhooks;
+use quarry_store::Store;
 
 /// The API's state: the services its handlers use, each shared, and what
 /// only `/v1` serves. A handler (or layer) takes the part it needs as
@@ -38,7 +38,7 @@ pub struct App {
     pub services: Services,
     pub published: Arc<docs::Published>,
     /// The operator's `/metrics` scrape token, if any.
-    pub metrics_token: Option<Arc<crate::secret::Secret>>,
+    pub metrics_token: Option<Arc<quarry_store::secret::Secret>>,
 }
 
 /// The services' parts read as the API's own (`app.store`).
@@ -162,7 +162,7 @@ async fn metrics(
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.strip_prefix("Bearer "))
-            .is_some_and(|sent| crate::secret::constant_time_eq(sent, token.expose())),
+            .is_some_and(|sent| quarry_store::secret::constant_time_eq(sent, token.expose())),
         None => peer.ip().is_loopback(),
     };
     if !allowed {

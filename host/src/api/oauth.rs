@@ -30,7 +30,7 @@ use crate::issuer::authorization::Exchange;
 use crate::issuer::clients::ClientMetadata;
 use crate::issuer::{Issued, Poll, Renewal};
 use crate::limits::{Bucket, address};
-use crate::store::{Permission, Scope};
+use quarry_store::{Permission, Scope};
 
 const DEVICE_CODE_GRANT: &str = "urn:ietf:params:oauth:grant-type:device_code";
 /// A device-flow client's label (shown to the person as it is).

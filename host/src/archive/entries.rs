@@ -12,9 +12,9 @@ use anyhow::{Context, Result, ensure};
 use serde::{Deserialize, Serialize};
 
 use super::index::{Chunk, chunk_of};
-use crate::store::keys::DataKey;
-use crate::store::records::{Bytes, Flow, Records, Space, Text, TextPart, TextSeq, Unit, Writer};
-use crate::store::{Counted, Declared};
+use quarry_store::keys::DataKey;
+use quarry_store::records::{Bytes, Flow, Records, Space, Text, TextPart, TextSeq, Unit, Writer};
+use quarry_store::{Counted, Declared};
 
 /// `(user, seq)` → a sealed [`Entry`]. Sequence numbers are dense per user.
 pub(super) const ENTRIES: Space<TextSeq, Bytes> =
@@ -274,7 +274,7 @@ fn open_history(key: &DataKey, user_id: &str, n: u64, sealed: &[u8]) -> Result<H
 
 /// How many entries a user has (for reports; counts the space, not the head).
 pub(super) fn count_entries(txn: &impl Records, user_id: &str) -> Result<u64> {
-    txn.count_in(&ENTRIES, crate::store::records::user_seqs(user_id))
+    txn.count_in(&ENTRIES, quarry_store::records::user_seqs(user_id))
 }
 
 #[cfg(test)]
@@ -285,7 +285,7 @@ mod tests {
     use crate::archive::{Archive, Recording};
     use crate::rank::Scheduler;
     use crate::rank::embed::HashedWords;
-    use crate::store::Store;
+    use quarry_store::Store;
 
     fn opened() -> (tempfile::TempDir, Arc<Store>, String, Arc<Archive>) {
         let dir = tempfile::tempdir().unwrap();

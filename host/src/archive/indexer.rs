@@ -10,7 +10,7 @@ use anyhow::Result;
 use super::entries::{ENTRIES, PENDING, read_head, write_head};
 use super::{Archive, Chunk, EMBED_BATCH, Entry, Slot};
 use crate::rank::Priority;
-use crate::store::records::{Flow, Records, user_seqs};
+use quarry_store::records::{Flow, Records, user_seqs};
 
 impl Archive {
     /// Runs the indexer until the process ends: it wakes when a query is

@@ -40,8 +40,8 @@ pub use self::entries::{ToolError, ToolOutcome};
 pub use self::index::{Chunk, Hit, UserIndex, chunk_of};
 pub use self::recording::{ArchivedChunk, OwnedChunk, Recording};
 use crate::rank::Scheduler;
-use crate::store::Store;
-use crate::store::records::{Records, user_seqs};
+use quarry_store::Store;
+use quarry_store::records::{Records, user_seqs};
 
 /// The serialized index is sealed in pieces of this size: stored values stay
 /// small and a large index never needs one contiguous ciphertext.

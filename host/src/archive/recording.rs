@@ -20,9 +20,9 @@ use super::entries::ToolOutcome;
 use super::entries::{ENTRIES, HISTORY, PENDING, history_record_id, read_head, write_head};
 use super::index::chunk_of;
 use super::{Archive, Chunk, Entry, HistoryRecord, Slot, Source, now_ms};
-use crate::store::Unavailable;
-use crate::store::keys::DataKey;
-use crate::store::records::Writer;
+use quarry_store::Unavailable;
+use quarry_store::keys::DataKey;
+use quarry_store::records::Writer;
 
 /// A chunk to archive: which connector found it, its text, and its vector
 /// when the live ranking embedded it (the embedder's name and the vector).

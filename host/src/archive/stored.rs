@@ -9,8 +9,8 @@ use anyhow::{Context, Result};
 
 use super::entries::{ENTRIES, INDEX_SEGMENTS, PENDING, read_head, write_head};
 use super::{Archive, Entry, SAVE_AFTER, SEGMENT_BYTES, Slot, UserIndex};
-use crate::store::Store;
-use crate::store::records::{Records, user_parts};
+use quarry_store::Store;
+use quarry_store::records::{Records, user_parts};
 
 impl Archive {
     /// Makes sure the slot holds the user's index, current with the user's
@@ -175,7 +175,7 @@ fn catch_up_with(store: &Store, user_id: &str, index: &mut UserIndex) -> Result<
 /// another embedder made their vector: those are returned).
 fn catch_up(
     txn: &impl Records,
-    key: &crate::store::keys::DataKey,
+    key: &quarry_store::keys::DataKey,
     user_id: &str,
     head: &super::entries::Head,
     index: &mut UserIndex,

@@ -77,7 +77,7 @@ async fn recorded_chunks_are_found_after_a_restart_and_gone_after_removal() {
     let mut txn = store.write().unwrap();
     let removed: Vec<u64> = SPACES
         .iter()
-        .filter_map(crate::store::Declared::user_data)
+        .filter_map(quarry_store::Declared::user_data)
         .map(|data| data.remove(&mut txn, &user.id).unwrap())
         .collect();
     txn.commit().unwrap();

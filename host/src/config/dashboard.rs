@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use anyhow::{Context, Result, ensure};
 use serde::Deserialize;
 
-use crate::secret::Secret;
+use quarry_store::secret::Secret;
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]

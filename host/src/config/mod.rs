@@ -32,7 +32,7 @@ use anyhow::{Context, Result, bail, ensure};
 use serde::Deserialize;
 
 use crate::connectors::SandboxLimits;
-use crate::secret::Secret;
+use quarry_store::secret::Secret;
 
 pub use archive::ArchiveConfig;
 pub use dashboard::{DashboardConfig, SsoConfig};

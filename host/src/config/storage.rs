@@ -9,7 +9,7 @@
 use anyhow::{Result, ensure};
 use serde::Deserialize;
 
-use crate::secret::Secret;
+use quarry_store::secret::Secret;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
@@ -41,7 +41,7 @@ impl Default for StorageConfig {
             backend: BackendKind::Redb,
             postgres_url: None,
             pool_size: 16,
-            cache_mib: crate::store::DEFAULT_PAGE_CACHE_MIB,
+            cache_mib: quarry_store::DEFAULT_PAGE_CACHE_MIB,
         }
     }
 }

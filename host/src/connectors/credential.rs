@@ -7,7 +7,7 @@
 use url::Url;
 
 use super::manifest::{AuthScheme, Manifest};
-use crate::secret::Secret;
+use quarry_store::secret::Secret;
 
 /// The credential header for `url`, if the manifest sends the user's token
 /// to that host. The token never goes to any other host, including hosts a

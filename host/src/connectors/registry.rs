@@ -16,7 +16,7 @@ use super::manifest::{Manifest, SUPPORTED_WIT_MAJORS};
 use super::problem::{Problem, join_errors};
 use super::runtime::{Inspection, LoadedComponent, Runtime};
 use super::{ConnectorError, Document, ErrorKind, SearchRequest};
-use crate::secret::Secret;
+use quarry_store::secret::Secret;
 
 #[derive(Debug, Clone)]
 pub struct RegistryConfig {

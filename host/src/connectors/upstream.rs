@@ -11,7 +11,7 @@ use anyhow::Result;
 
 use super::manifest::{Manifest, Method, SandboxLimits};
 use super::policy::{self, Admitted, Denied, GuestRequest, shown_url};
-use crate::secret::Secret;
+use quarry_store::secret::Secret;
 
 const MAX_REDIRECTS: usize = 5;
 

@@ -107,7 +107,7 @@ mod tests {
     async fn concurrent_attempts_pass_exactly_the_limit_and_taken_back_ones_do_not_count() {
         let url = std::env::var("QUARRY_TEST_REDIS_URL")
             .unwrap_or_else(|_| "redis://127.0.0.1:6379".into());
-        let prefix = format!("quarry_unit_{}", crate::store::random_hex(6));
+        let prefix = format!("quarry_unit_{}", quarry_store::random_hex(6));
         let redis = Redis::connect(&url, Some(&prefix), None).expect("a Redis URL");
         let attempts = std::sync::Arc::new(SharedAttempts::new(redis));
         let keys = vec!["email:bob@acme.test".to_string()];

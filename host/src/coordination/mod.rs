@@ -21,7 +21,7 @@ use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 
 pub use self::attempts::SharedAttempts;
 pub use self::windows::{Counted, SharedWindows};
-use crate::store::Unavailable;
+use quarry_store::Unavailable;
 
 /// A connection to the Redis every replica shares. It reconnects by itself
 /// after Redis restarts.
@@ -71,7 +71,7 @@ fn client(url: &str, ca_file: Option<&Path>) -> Result<redis::Client> {
         .context("[coordination] redis_url is not valid")?;
     let tls = matches!(info.addr(), redis::ConnectionAddr::TcpTls { .. });
     if let redis::ConnectionAddr::Tcp(host, _) = info.addr()
-        && !crate::store::is_loopback_host(host)
+        && !quarry_store::is_loopback_host(host)
     {
         tracing::warn!(
             "Redis is on another machine over plain TCP: use a rediss:// URL (with \

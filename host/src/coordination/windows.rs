@@ -7,7 +7,7 @@ use redis::Script;
 
 use super::{Redis, unavailable};
 #[cfg(test)]
-use crate::store::Unavailable;
+use quarry_store::Unavailable;
 
 /// Admits a request when both windows have room, then counts it in both
 /// (a refused request is not counted; a peek counts nothing). The clock is
@@ -91,7 +91,7 @@ mod tests {
     fn shared_windows() -> SharedWindows {
         let url = std::env::var("QUARRY_TEST_REDIS_URL")
             .unwrap_or_else(|_| "redis://127.0.0.1:6379".into());
-        let prefix = format!("quarry_unit_{}", crate::store::random_hex(6));
+        let prefix = format!("quarry_unit_{}", quarry_store::random_hex(6));
         SharedWindows::new(Redis::connect(&url, Some(&prefix), None).expect("a Redis URL"))
     }
 

@@ -30,7 +30,7 @@ use crate::issuer::authorization::{Consent, is_s256_challenge};
 use crate::issuer::clients::Client;
 use crate::issuer::documents::Documents;
 use crate::limits::{Bucket, address};
-use crate::store::{Permission, Scope};
+use quarry_store::{Permission, Scope};
 
 /// The parameters of an authorization request this server reads; the
 /// consent form carries these, and nothing else, back.

@@ -44,8 +44,8 @@ use crate::connectors::Registry;
 use crate::deletion::Deletions;
 use crate::issuer::Issuer;
 use crate::services::Services;
-use crate::store::Store;
 use crate::webhooks::Webhooks;
+use quarry_store::Store;
 
 /// Largest form accepted.
 const MAX_FORM_BYTES: usize = 16 * 1024;
@@ -96,7 +96,7 @@ impl Dashboard {
             sso,
             config,
             vendors: crate::oauth::Vendors::new(http, clients),
-            dummy_hash: sign_in::hash_password(&crate::store::random_hex(16))?,
+            dummy_hash: sign_in::hash_password(&quarry_store::random_hex(16))?,
             password_checks: tokio::sync::Semaphore::new(sign_in::password_check_turns()),
         })
     }
@@ -153,7 +153,7 @@ pub fn router(dashboard: Arc<Dashboard>) -> Router {
 }
 
 /// The dashboard's spaces.
-pub const SPACES: &[crate::store::Declared] = &[
+pub const SPACES: &[quarry_store::Declared] = &[
     session::SESSIONS.declared(),
     tools::STATES.declared(),
     sso::LINKS.declared(),
@@ -213,7 +213,7 @@ async fn check(dashboard: &Dashboard, peer: SocketAddr, request: Request, next: 
             return Redirect::to("/dashboard/login").into_response();
         };
         let sent = form_field(&bytes, "csrf");
-        if !sent.is_some_and(|sent| crate::secret::constant_time_eq(&sent, &session.csrf)) {
+        if !sent.is_some_and(|sent| quarry_store::secret::constant_time_eq(&sent, &session.csrf)) {
             return templates::message(
                 StatusCode::FORBIDDEN,
                 "Request refused",

@@ -11,8 +11,8 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::store::records::{Bytes, Records, Space, Text, Writer};
-use crate::store::{Store, now};
+use quarry_store::records::{Bytes, Records, Space, Text, Writer};
+use quarry_store::{Store, now};
 
 pub(super) type Table = Space<Text, Bytes>;
 
@@ -98,7 +98,7 @@ pub(super) fn save<T: Serialize>(
             if Clear::of(&v).is_some_and(|c| c.owner == owner.as_bytes()) {
                 theirs += 1;
             }
-            Ok(crate::store::records::Flow::Continue)
+            Ok(quarry_store::records::Flow::Continue)
         })?;
         if theirs >= MAX_IN_FLIGHT_PER_OWNER {
             return Err(Full(format!(

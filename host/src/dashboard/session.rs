@@ -11,8 +11,8 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::Dashboard;
-use crate::store::records::{Bytes, Records, Space, Text, Writer};
-use crate::store::{Counted, Store, now};
+use quarry_store::records::{Bytes, Records, Space, Text, Writer};
+use quarry_store::{Counted, Store, now};
 
 /// SHA-256 of the session id (hex) → [`Record`]. The id itself is never stored.
 pub(super) const SESSIONS: Space<Text, Bytes> =
@@ -60,7 +60,7 @@ fn session_key(id: &str) -> String {
 }
 
 fn random_token() -> String {
-    crate::store::random_b64(32)
+    quarry_store::random_b64(32)
 }
 
 fn cookie_value(headers: &HeaderMap) -> Option<String> {

@@ -20,7 +20,7 @@ use super::session::{self, Session};
 use super::templates::{error_notice, internal_error, message, page};
 use super::{Dashboard, Peer};
 use crate::limits::{Attempt, Throttle, address};
-use crate::store::Store;
+use quarry_store::Store;
 
 // ---- passwords ------------------------------------------------------------
 

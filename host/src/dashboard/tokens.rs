@@ -20,7 +20,7 @@ use super::templates::{
 use super::tools::CsrfOnly;
 use crate::calendar::rfc3339;
 use crate::issuer::Connection;
-use crate::store::{Audience, TokenInfo};
+use quarry_store::{Audience, TokenInfo};
 
 /// Tokens issued on the dashboard live this long.
 pub const TOKEN_TTL_SECONDS: u64 = 3600;
@@ -145,7 +145,7 @@ pub async fn issue(
     match dashboard.store.issue_token(
         &session.user_id,
         TOKEN_TTL_SECONDS,
-        crate::store::Audience::V1,
+        quarry_store::Audience::V1,
     ) {
         Ok((token, expires_at)) => {
             tracing::info!(user = %session.user_id, "dashboard: API token issued");

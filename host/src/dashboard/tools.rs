@@ -28,8 +28,8 @@ use super::{Dashboard, expected_origin, pending};
 use crate::calendar::rfc3339;
 use crate::connectors::manifest::{Flow, Manifest, fill_endpoint};
 use crate::oauth::{Outcome, TokenToRevoke};
-use crate::store::records::Writer;
-use crate::store::{Counted, Grant, GrantStatus, now, random_b64};
+use quarry_store::records::Writer;
+use quarry_store::{Counted, Grant, GrantStatus, now, random_b64};
 
 /// Connections in flight: [`Connecting`] by `state`.
 pub(super) const STATES: pending::Table = pending::Table::user_owned(

@@ -10,7 +10,7 @@ use anyhow::Result;
 use super::chart::Sample;
 use crate::archive::{Archive, HistoryRecord, ToolError};
 use crate::connectors::Registry;
-use crate::store::records::Flow;
+use quarry_store::records::Flow;
 
 /// Most history records a page opens, newest first: a person's recent
 /// weeks, and a bound on the work of one page view.

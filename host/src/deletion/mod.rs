@@ -32,9 +32,9 @@ use crate::archive::Archive;
 use crate::calendar::rfc3339;
 use crate::connectors::Registry;
 use crate::oauth::revoke::{Outcome, Revoker, TokenToRevoke};
-use crate::store::records::{Bytes, Records, Space, Text, Writer};
-use crate::store::{Counted, Store, UserData, now};
 use crate::webhooks::{Target, Webhooks};
+use quarry_store::records::{Bytes, Records, Space, Text, Writer};
+use quarry_store::{Counted, Store, UserData, now};
 
 /// `user` → a [`Job`], sealed with the master key.
 pub(crate) const DELETIONS: Space<Text, Bytes> = Space::shared(

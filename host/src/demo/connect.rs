@@ -11,7 +11,7 @@ use std::str::FromStr;
 use fake_saas::FakeSaas;
 
 use crate::connectors::Registry;
-use crate::store::Store;
+use quarry_store::Store;
 
 use super::DemoUser;
 

@@ -82,7 +82,7 @@ pub(super) fn score_ceiling(
                 content: &beir.corpus[i].text,
             })
             .collect();
-        let plan = plan(&question.text, crate::store::now());
+        let plan = plan(&question.text, quarry_store::now());
         let semantic = Semantic::new(model, &question.text, usize::MAX)?;
         let ranked = crate::rank::rank(&plan, &candidates, MAX_RESULTS, Some(&semantic))?;
         let order = ranked.iter().map(|r| documents[r.document_index].1);

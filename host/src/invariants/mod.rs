@@ -57,23 +57,50 @@ fn only_the_connector_runtime_touches_wasmtime() {
     );
 }
 
-#[test]
-fn only_the_store_touches_redb() {
-    let outside = naming_outside("redb::", "store/");
-    assert!(
-        outside.is_empty(),
-        "redb is used outside store/: {outside:?}"
-    );
+/// The workspace's crates, by their folder, with their manifests.
+fn workspace_manifests() -> Vec<(String, toml::Table)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let text = std::fs::read_to_string(root.join("Cargo.toml")).expect("the workspace's manifest");
+    let workspace: toml::Table = toml::from_str(&text).expect("TOML");
+    let members = workspace["workspace"]["members"]
+        .as_array()
+        .expect("members");
+    members
+        .iter()
+        .filter_map(|member| member.as_str())
+        .map(|member| {
+            let text = std::fs::read_to_string(root.join(member).join("Cargo.toml"))
+                .expect("a member's manifest");
+            (member.to_string(), toml::from_str(&text).expect("TOML"))
+        })
+        .collect()
 }
 
-/// The top-level module a file under `host/src` belongs to.
+/// Storage engines are a Cargo fact: no crate of the workspace but
+/// `quarry-store` (host/store) depends on redb or PostgreSQL's client.
 #[test]
-fn only_the_store_touches_postgres_and_only_coordination_touches_redis() {
-    let outside = naming_outside("tokio_postgres::", "store/");
-    assert!(
-        outside.is_empty(),
-        "PostgreSQL is used outside store/: {outside:?}"
-    );
+fn only_quarry_store_depends_on_redb_and_postgres() {
+    let engines = ["redb", "tokio-postgres", "deadpool-postgres", "postgres"];
+    for (member, manifest) in workspace_manifests() {
+        if member == "host/store" {
+            continue;
+        }
+        for table in ["dependencies", "dev-dependencies"] {
+            let Some(dependencies) = manifest.get(table).and_then(|t| t.as_table()) else {
+                continue;
+            };
+            for engine in engines {
+                assert!(
+                    !dependencies.contains_key(engine),
+                    "{member} depends on {engine}: storage is quarry-store's"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn only_coordination_touches_redis() {
     let outside = naming_outside("redis::", "coordination/");
     assert!(
         outside.is_empty(),

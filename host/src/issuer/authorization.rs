@@ -13,9 +13,9 @@ use serde::{Deserialize, Serialize};
 
 use super::secrets::{digest, random_token};
 use super::{Issued, Issuer};
-use crate::secret::constant_time_eq;
-use crate::store::records::{Bytes, Records, Space, Text, Writer};
-use crate::store::{Audience, Counted, Scope, now};
+use quarry_store::records::{Bytes, Records, Space, Text, Writer};
+use quarry_store::secret::constant_time_eq;
+use quarry_store::{Audience, Counted, Scope, now};
 
 /// SHA-256 of the code → [`CodeRecord`].
 pub(super) const CODES: Space<Text, Bytes> =
@@ -195,7 +195,7 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
-    use crate::store::{Store, TokenCheck};
+    use quarry_store::{Store, TokenCheck};
 
     const VERIFIER: &str = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
     const CHALLENGE: &str = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";

@@ -14,8 +14,8 @@ use url::Url;
 
 use super::Issuer;
 use super::secrets::random_token;
-use crate::store::now;
-use crate::store::records::{Bytes, Records, Space, Text, Writer};
+use quarry_store::now;
+use quarry_store::records::{Bytes, Records, Space, Text, Writer};
 
 /// Client id → [`Client`] (registered clients only).
 pub(super) const CLIENTS: Space<Text, Bytes> = Space::shared(
@@ -407,7 +407,7 @@ mod tests {
     #[test]
     fn a_registered_client_is_found_by_its_id() {
         let dir = tempfile::tempdir().unwrap();
-        let store = std::sync::Arc::new(crate::store::Store::open(dir.path(), None).unwrap());
+        let store = std::sync::Arc::new(quarry_store::Store::open(dir.path(), None).unwrap());
         let issuer = Issuer::for_tests(store);
         let client = issuer
             .register_client(ClientMetadata {
@@ -428,7 +428,7 @@ mod tests {
     #[test]
     fn a_client_asking_for_a_secret_is_registered_public() {
         let dir = tempfile::tempdir().unwrap();
-        let store = std::sync::Arc::new(crate::store::Store::open(dir.path(), None).unwrap());
+        let store = std::sync::Arc::new(quarry_store::Store::open(dir.path(), None).unwrap());
         let issuer = Issuer::for_tests(store);
         for method in ["client_secret_post", "client_secret_basic", "none"] {
             let metadata: ClientMetadata = serde_json::from_value(serde_json::json!({
@@ -452,7 +452,7 @@ mod tests {
     #[test]
     fn clients_nobody_allowed_within_a_day_are_forgotten_apart_from_registering() {
         let dir = tempfile::tempdir().unwrap();
-        let store = std::sync::Arc::new(crate::store::Store::open(dir.path(), None).unwrap());
+        let store = std::sync::Arc::new(quarry_store::Store::open(dir.path(), None).unwrap());
         let issuer = Issuer::for_tests(store.clone());
         let register = || {
             issuer

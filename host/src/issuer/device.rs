@@ -6,8 +6,8 @@ use serde::{Deserialize, Serialize};
 
 use super::secrets::{digest, random_token};
 use super::{DEVICE_CODE_SECONDS, Issued, Issuer, POLL_INTERVAL_SECONDS};
-use crate::store::records::{Bytes, Records, Space, Text, Writer};
-use crate::store::{Counted, now};
+use quarry_store::records::{Bytes, Records, Space, Text, Writer};
+use quarry_store::{Counted, now};
 
 /// SHA-256 of the device code → [`DeviceRecord`].
 pub(super) const DEVICE_CODES: Space<Text, Bytes> =
@@ -124,8 +124,8 @@ impl Issuer {
                             user_id: &user_id,
                             client_id,
                             client_name: client_id,
-                            audience: crate::store::Audience::V1,
-                            scope: crate::store::Scope::all(),
+                            audience: quarry_store::Audience::V1,
+                            scope: quarry_store::Scope::all(),
                         };
                         // In the transaction that uses the code up: the
                         // person still exists when the tokens commit.

@@ -30,7 +30,7 @@ use anyhow::Result;
 pub use self::device::{DeviceStart, PendingDevice, Poll};
 pub use self::refresh::{Connection, Renewal};
 use crate::origin::PublicOrigin;
-use crate::store::{Declared, Store};
+use quarry_store::{Declared, Store};
 
 /// The authorization server's spaces: a user's device codes, codes,
 /// refresh tokens (found through their families, so they go first) and
@@ -69,9 +69,9 @@ pub struct Issuer {
 /// What the token endpoint hands an assistant.
 #[derive(Debug)]
 pub struct Issued {
-    pub access_token: crate::secret::Secret,
+    pub access_token: quarry_store::secret::Secret,
     pub expires_in: u64,
-    pub refresh_token: crate::secret::Secret,
+    pub refresh_token: quarry_store::secret::Secret,
 }
 
 impl Issuer {
@@ -96,7 +96,7 @@ impl Issuer {
 /// sweep is this caller's): a sweep reads every code, so not per request.
 fn sweep_due(swept: &std::sync::atomic::AtomicI64) -> bool {
     use std::sync::atomic::Ordering;
-    let t = crate::store::now();
+    let t = quarry_store::now();
     let last = swept.load(Ordering::Relaxed);
     t - last >= 60
         && swept
@@ -145,19 +145,19 @@ impl Issuer {
     /// Issues, inside `txn`, an access token for `audience` and the first
     /// refresh token of the new family `family_id` (whose renewals keep
     /// that audience and scope): the device flow issues `/v1` tokens, the
-    /// authorization code grant [`crate::store::Audience::Mcp`] ones.
+    /// authorization code grant [`quarry_store::Audience::Mcp`] ones.
     /// `None` when the user is gone: the check commits with the tokens, so
     /// a deletion cannot come in between and leave tokens of nobody.
     fn issue_in(
         &self,
-        txn: &mut crate::store::records::Writer,
+        txn: &mut quarry_store::records::Writer,
         approval: refresh::Approval<'_>,
         family_id: &str,
     ) -> Result<Option<Issued>> {
-        if !crate::store::user_exists_in(txn, approval.user_id)? {
+        if !quarry_store::user_exists_in(txn, approval.user_id)? {
             return Ok(None);
         }
-        let (access_token, _) = crate::store::issue_token_in(
+        let (access_token, _) = quarry_store::issue_token_in(
             txn,
             approval.user_id,
             self.token_ttl_seconds,
@@ -195,7 +195,7 @@ impl Issuer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::{Audience, TokenCheck};
+    use quarry_store::{Audience, TokenCheck};
 
     fn issuer() -> (tempfile::TempDir, Arc<Store>, Issuer, String) {
         let dir = tempfile::tempdir().unwrap();
@@ -304,9 +304,9 @@ mod tests {
     /// Removes the user's records as a deletion's last step does.
     fn delete_user(store: &Store, user_id: &str) {
         let mut txn = store.write().unwrap();
-        for data in crate::store::SPACES
+        for data in quarry_store::SPACES
             .iter()
-            .filter_map(crate::store::Declared::user_data)
+            .filter_map(quarry_store::Declared::user_data)
         {
             data.remove(&mut txn, user_id).unwrap();
         }

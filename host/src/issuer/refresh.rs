@@ -23,9 +23,9 @@ use serde::{Deserialize, Serialize};
 
 use super::secrets::{digest, random_token};
 use super::{Issued, Issuer, REFRESH_TOKEN_SECONDS};
-use crate::secret::Secret;
-use crate::store::records::{Bytes, Records, Space, Text, Writer};
-use crate::store::{
+use quarry_store::records::{Bytes, Records, Space, Text, Writer};
+use quarry_store::secret::Secret;
+use quarry_store::{
     Audience, Counted, Scope, issue_token_in, now, random_hex, revoke_token_hash_in, token_hash,
     user_exists_in,
 };

@@ -28,7 +28,7 @@ use self::attempts::LocalAttempts;
 pub use self::attempts::{Attempt, AttemptLimit, Throttle};
 use crate::config::{RateLimits, Window};
 use crate::coordination::{Redis, SharedAttempts, SharedWindows};
-use crate::store::{Store, now, random_hex};
+use quarry_store::{Store, now, random_hex};
 
 /// Which allowance a request draws on. Every endpoint has its own: the
 /// three of the contract's table with their limits, every other one (named

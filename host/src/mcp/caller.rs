@@ -2,7 +2,7 @@
 //! the gate ([`super::gate`]) learns and the tools ([`super::tools`]) and
 //! cancellation ([`super::cancel`]) read.
 
-use crate::store::{Permission, Scope, User};
+use quarry_store::{Permission, Scope, User};
 
 /// The authenticated user of an MCP request (in the request's extensions,
 /// which rmcp hands the tools as `http::request::Parts`).

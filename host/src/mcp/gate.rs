@@ -23,7 +23,7 @@ use super::caller::{McpCaller, permission_of};
 use crate::access::{Identity, charge_identity, decorate, limited, read_body};
 use crate::error::{ApiError, ErrorType};
 use crate::limits::{Bucket, Decision};
-use crate::store::{Audience, Permission, Scope, User, random_hex};
+use quarry_store::{Audience, Permission, Scope, User, random_hex};
 
 /// The rate-limit bucket of `/mcp` requests (tool calls that query also
 /// draw on the query bucket, as `/v1/query` does).

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 use super::Mcp;
 use crate::origin::PublicOrigin;
-use crate::store::Permission;
+use quarry_store::Permission;
 
 pub const PATH: &str = "/.well-known/oauth-protected-resource/mcp";
 pub const ROOT_PATH: &str = "/.well-known/oauth-protected-resource";

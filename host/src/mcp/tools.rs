@@ -36,7 +36,7 @@ use crate::error::ApiError;
 use crate::limits::Bucket;
 use crate::query::idempotency::{check_key, stored_body};
 use crate::query::{self, Answer, Keyed, Question};
-use crate::store::{Permission, User};
+use quarry_store::{Permission, User};
 
 /// Source links a `query` result carries at most.
 const MAX_LINKS: usize = 50;

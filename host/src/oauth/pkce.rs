@@ -5,7 +5,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64URL;
 use sha2::{Digest, Sha256};
 
-use crate::store::random_b64;
+use quarry_store::random_b64;
 
 pub struct Pkce {
     pub verifier: String,

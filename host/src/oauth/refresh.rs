@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 
 use super::{RefreshFailure as Failure, Vendors};
 use crate::connectors::Registry;
-use crate::store::{Grant, GrantStatus, Store, now};
+use quarry_store::{Grant, GrantStatus, Store, now};
 
 type FlightLock = Arc<tokio::sync::Mutex<()>>;
 
@@ -42,7 +42,7 @@ impl Refresher {
             registry,
             vendors,
             in_flight: Mutex::default(),
-            holder: format!("rfr_{}", crate::store::random_hex(8)),
+            holder: format!("rfr_{}", quarry_store::random_hex(8)),
         }
     }
 

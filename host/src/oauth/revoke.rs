@@ -14,8 +14,8 @@ use serde::{Deserialize, Serialize};
 
 use super::Vendors;
 use crate::connectors::manifest::Revoke;
-use crate::store::records::{Bytes, Records, Space, Text, Writer};
-use crate::store::{Store, now, random_hex};
+use quarry_store::records::{Bytes, Records, Space, Text, Writer};
+use quarry_store::{Store, now, random_hex};
 
 /// `id` → a [`Pending`] revocation, sealed with the master key: the user's
 /// data key is gone by the time it is retried.

@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 
 use super::Vendors;
 use crate::connectors::manifest::OAuth;
-use crate::secret::Secret;
+use quarry_store::secret::Secret;
 
 /// What a token endpoint granted.
 pub struct TokenSet {

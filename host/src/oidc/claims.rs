@@ -47,11 +47,11 @@ impl Claims {
         if self.sub.is_empty() {
             return Err("sub is empty".into());
         }
-        if self.iat > crate::store::now() + LEEWAY_SECONDS as i64 {
+        if self.iat > quarry_store::now() + LEEWAY_SECONDS as i64 {
             return Err("it was issued in the future (iat)".into());
         }
         let sent = self.nonce.as_deref().unwrap_or_default();
-        if !crate::secret::constant_time_eq(sent, nonce) {
+        if !quarry_store::secret::constant_time_eq(sent, nonce) {
             return Err("the nonce is not the one this sign-in sent".into());
         }
         // Core §3.1.3.7 items 4 and 5.

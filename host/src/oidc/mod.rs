@@ -32,9 +32,9 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
 use crate::config::SsoConfig;
-use crate::store::random_b64;
 use claims::{Claims, Verified};
 use keys::decoding_key;
+use quarry_store::random_b64;
 
 /// How long discovery and keys are trusted before being fetched again.
 const CACHE_FOR: Duration = Duration::from_secs(3600);

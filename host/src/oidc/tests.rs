@@ -10,7 +10,7 @@ fn claims(json: serde_json::Value) -> Claims {
 #[test]
 fn nonce_and_authorized_party_are_checked() {
     let ok = claims(serde_json::json!({"sub": "1", "iat": 0, "aud": "quarry", "nonce": "n1"}));
-    let future = serde_json::json!({"sub": "1", "iat": crate::store::now() + 3600, "aud": "quarry", "nonce": "n1"});
+    let future = serde_json::json!({"sub": "1", "iat": quarry_store::now() + 3600, "aud": "quarry", "nonce": "n1"});
     assert!(
         claims(future)
             .check("quarry", "n1")

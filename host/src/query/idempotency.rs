@@ -8,7 +8,7 @@
 use axum::http::StatusCode;
 
 use crate::error::ApiError;
-use crate::store::{ClaimOutcome, IdempotencyRecord, RequestState, Store};
+use quarry_store::{ClaimOutcome, IdempotencyRecord, RequestState, Store};
 
 /// The stored answer of an earlier request with this key and body hash.
 pub fn stored_body(store: &Store, user_id: &str, key: &str, body_hash: &str) -> Option<Vec<u8>> {

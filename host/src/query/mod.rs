@@ -20,7 +20,7 @@ use crate::connectors::ConnectorError;
 use crate::error::ApiError;
 use crate::search::{self, ConnectorAnswer, ProgressSender};
 use crate::services::Services;
-use crate::store::Grant;
+use quarry_store::Grant;
 
 const MAX_QUERY_CHARS: usize = 2000;
 const MAX_CONNECTORS: usize = 50;

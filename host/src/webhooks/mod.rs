@@ -35,8 +35,8 @@ use self::outbox::{Entry, Message};
 use self::registrations::Registration;
 use self::target::Policy;
 use crate::config::WebhookConfig;
-use crate::store::records::Writer;
-use crate::store::{Declared, Store, now, random_hex};
+use quarry_store::records::Writer;
+use quarry_store::{Declared, Store, now, random_hex};
 
 /// The webhooks' spaces: a user's deliveries that depend on their
 /// registrations go first (pending test events; the `user.deleted`
@@ -144,7 +144,7 @@ impl Webhooks {
             wake: Notify::new(),
             stop: watch::Sender::new(false),
             worker: Mutex::new(None),
-            worker_id: format!("wkr_{}", crate::store::random_hex(8)),
+            worker_id: format!("wkr_{}", quarry_store::random_hex(8)),
         })
     }
 

@@ -20,9 +20,9 @@ use anyhow::{Context, Result};
 use base64::engine::general_purpose::STANDARD as B64;
 use serde::{Deserialize, Serialize};
 
-use crate::store::{Counted, Store};
-use crate::store::keys::MasterKey;
-use crate::store::records::{Bytes, Records, Space, Text, TimeText, Unit, Writer};
+use quarry_store::keys::MasterKey;
+use quarry_store::records::{Bytes, Records, Space, Text, TimeText, Unit, Writer};
+use quarry_store::{Counted, Store};
 
 /// Delivery id → [`Entry`] (JSON).
 pub(super) const OUTBOX: Space<Text, Bytes> =

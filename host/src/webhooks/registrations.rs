@@ -6,8 +6,8 @@
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
-use crate::store::records::{Bytes, Records, Space, Text, Writer};
-use crate::store::{Counted, Store};
+use quarry_store::records::{Bytes, Records, Space, Text, Writer};
+use quarry_store::{Counted, Store};
 
 /// `user \0 webhook id` → the registration, sealed with the user's data key.
 pub(super) const REGISTRATIONS: Space<Text, Bytes> =

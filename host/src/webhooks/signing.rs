@@ -13,7 +13,7 @@ use hmac::{Hmac, Mac};
 use rand::RngCore;
 use sha2::Sha256;
 
-use crate::store::random_hex;
+use quarry_store::random_hex;
 
 pub const SECRET_PREFIX: &str = "whsec_";
 /// Random bytes in a secret we generate.

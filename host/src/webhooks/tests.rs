@@ -231,7 +231,7 @@ async fn user_deleted_goes_to_the_snapshot_and_the_operator() {
     let mut txn = store.write().unwrap();
     let removed: Vec<u64> = SPACES
         .iter()
-        .filter_map(crate::store::Declared::user_data)
+        .filter_map(quarry_store::Declared::user_data)
         .map(|data| data.remove(&mut txn, &user.id).unwrap())
         .collect();
     assert_eq!(removed, [0, 1], "no owned deliveries; one registration");

@@ -11,7 +11,7 @@ use tokio::sync::watch;
 use super::delivery::Outcome;
 use super::outbox::{self, Entry, GivenUp};
 use super::{WEBHOOK_TEST, Webhooks, now_ms, registrations, retry};
-use crate::store::now;
+use quarry_store::now;
 
 /// Entries taken per pass.
 const BATCH: usize = 64;

@@ -332,8 +332,8 @@ impl Load {
             }
             let known = |t: &String| {
                 !matches!(
-                    store.check_token(t, quarry::store::Audience::V1),
-                    Ok(quarry::store::TokenCheck::Unknown)
+                    store.check_token(t, quarry_store::Audience::V1),
+                    Ok(quarry_store::TokenCheck::Unknown)
                 )
             };
             if tokens.iter().any(known) {

@@ -19,7 +19,7 @@ use anyhow::{Context, Result};
 use quarry::archive::{Archive, ArchivedChunk};
 use quarry::rank::Embedder;
 use quarry::rank::embed::HashedWords;
-use quarry::store::Store;
+use quarry_store::Store;
 use serde_json::Value;
 
 /// Chunks per archived query (five connectors, ten results each).

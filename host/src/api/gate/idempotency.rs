@@ -13,7 +13,7 @@ use super::limit;
 use crate::access::{Gate, Identity, with_decision};
 use crate::error::ApiError;
 use crate::query::idempotency::{check_key, stored_body};
-use crate::store::Store;
+use quarry_store::Store;
 
 pub const HEADER: &str = "idempotency-key";
 

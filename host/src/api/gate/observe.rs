@@ -17,7 +17,7 @@ use crate::api::routes::Endpoint;
 use crate::error::{ApiError, ErrorType};
 use crate::limits::Decision;
 use crate::metrics::Metrics;
-use crate::store::random_hex;
+use quarry_store::random_hex;
 
 pub async fn observe(
     State(metrics): State<Arc<Metrics>>,

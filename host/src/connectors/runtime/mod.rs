@@ -31,7 +31,7 @@ use super::manifest::{Manifest, SandboxLimits};
 use super::problem::{Problem, join_errors};
 use super::upstream::{NetworkConfig, Upstream};
 use super::{ConnectorError, Document, ErrorKind, SearchRequest};
-use crate::secret::Secret;
+use quarry_store::secret::Secret;
 
 pub use imports::ImportSummary;
 

@@ -12,7 +12,7 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use crate::connectors::manifest::{Manifest, SandboxLimits};
 use crate::connectors::policy::GuestRequest;
 use crate::connectors::upstream::{FetchBudget, FetchError, GuestResponse, Upstream};
-use crate::secret::Secret;
+use quarry_store::secret::Secret;
 
 /// Most log lines one call may write; the rest are counted and dropped.
 const MAX_LOG_LINES: u32 = 200;

@@ -18,8 +18,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::dashboard::pending;
 use crate::dashboard::session;
-use crate::secret::constant_time_eq;
-use crate::store::{MasterKey, Store, now};
+use quarry_store::secret::constant_time_eq;
+use quarry_store::{MasterKey, Store, now};
 
 const COOKIE: &str = "__Host-quarry_sso";
 /// How long a person has to sign in at the provider.
@@ -123,7 +123,7 @@ pub(crate) const STATES_KEPT_BY_EARLIER_VERSIONS: pending::Table = pending::Tabl
 /// Removes the sign-ins in flight earlier versions stored (each expired
 /// ten minutes after it started; none can finish with this version).
 pub fn forget_states_kept_by_earlier_versions(store: &Store) -> anyhow::Result<()> {
-    use crate::store::records::Records as _;
+    use quarry_store::records::Records as _;
     if store
         .read()?
         .count_in(&STATES_KEPT_BY_EARLIER_VERSIONS, ..)?

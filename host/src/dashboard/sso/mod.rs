@@ -32,8 +32,8 @@ use super::sign_in::{self, login_form};
 use super::{Dashboard, Peer, expected_origin, pending};
 use crate::limits::{Throttle, address};
 use crate::oidc::{Identity, SsoError};
-use crate::store::records::{Bytes, Records, Space, Text, Writer};
-use crate::store::{Counted, Store};
+use quarry_store::records::{Bytes, Records, Space, Text, Writer};
+use quarry_store::{Counted, Store};
 
 mod flow;
 

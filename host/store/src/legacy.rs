@@ -93,7 +93,7 @@ fn rows_of<K: Key + 'static, V: Value + 'static>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::records::{Bytes, Count, Records, Space, Text, Unit};
+    use crate::records::{Bytes, Count, Records, Space, Text, Unit};
 
     #[test]
     fn typed_tables_of_older_versions_become_records() {
@@ -120,10 +120,8 @@ mod tests {
                 .unwrap();
             txn.commit().unwrap();
         }
-        let backend = crate::store::embedded::Redb::open(&path, 1 << 20).unwrap();
-        let reader = crate::store::records::Reader::new(
-            crate::store::records::Backend::read(&backend).unwrap(),
-        );
+        let backend = crate::embedded::Redb::open(&path, 1 << 20).unwrap();
+        let reader = crate::records::Reader::new(crate::records::Backend::read(&backend).unwrap());
         const COUNTERS: Space<Text, Count> = Space::unregistered("day_counters");
         const ENTRIES: Space<TextSeq, Bytes> = Space::unregistered("archive_entries");
         const DUE: Space<TimeText, Unit> = Space::unregistered("due");

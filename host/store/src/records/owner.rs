@@ -2,7 +2,7 @@
 //! ([`super::Space::keyed_by_user`], [`super::Space::user_owned`],
 //! [`super::Space::shared`]). A user's records leave their spaces in one
 //! deletion commit (`deletion` walks [`UserData`] in the order of
-//! `crate::user_data::SPACES`); a shared space says why it holds nobody's
+//! `quarry`'s `user_data::SPACES`); a shared space says why it holds nobody's
 //! records once a deletion has ended.
 
 use anyhow::Result;

@@ -1,4 +1,5 @@
-//! Storage: the only module that knows what backs the service.
+//! Storage (crate `quarry-store`): the only crate that knows what backs the
+//! service. It alone depends on redb and PostgreSQL's client.
 //!
 //! Everything else sees [`records`]: named spaces of ordered records, read
 //! and written in transactions through [`Store::read`] and
@@ -29,6 +30,7 @@ mod postgres;
 mod postgres_tls;
 pub mod private;
 pub mod records;
+pub mod secret;
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -60,7 +62,7 @@ const DATA_KEYS: Space<Text, Bytes> = Space::keyed_by_user("data_keys", Counted:
 /// readable in the backend's files; [`Store::purge_removed`] clears it.
 /// Written in the deletion's own commit, so that a crash before the purge
 /// leaves it for the next start.
-pub(crate) const PURGE: Space<Text, Unit> = Space::shared(
+pub const PURGE: Space<Text, Unit> = Space::shared(
     "purge",
     "one marker, no user: a deletion's removed records are still to be purged from the files",
 );

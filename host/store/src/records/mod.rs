@@ -109,7 +109,7 @@ impl<K, V> Space<K, V> {
 
     /// A space of the store's own tests, outside the registry.
     #[cfg(test)]
-    pub(in crate::store) const fn unregistered(name: &'static str) -> Self {
+    pub(crate) const fn unregistered(name: &'static str) -> Self {
         Space::with_owner(name, Owner::Shared("the store's own tests"))
     }
 
