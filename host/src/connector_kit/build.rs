@@ -30,7 +30,7 @@ pub fn run(args: &BuildArgs) -> Result<()> {
         .out
         .clone()
         .unwrap_or_else(|| args.path.join(BUILT_DIR));
-    let id = quarry_plugin_builder::build_crate(&args.path, &out)?;
+    let id = build_crate(&args.path, &out)?;
     let wasm = out.join(format!("{id}.wasm"));
     println!(
         "built {id}:\n  {}\n  {}",
@@ -45,4 +45,19 @@ pub fn run(args: &BuildArgs) -> Result<()> {
     };
     println!("next: quarry connector check {next}");
     Ok(())
+}
+
+#[cfg(feature = "connector-build")]
+fn build_crate(path: &std::path::Path, out: &std::path::Path) -> Result<String> {
+    quarry_plugin_builder::build_crate(path, out)
+}
+
+/// The production binary carries no plugin builder.
+#[cfg(not(feature = "connector-build"))]
+fn build_crate(_: &std::path::Path, _: &std::path::Path) -> Result<String> {
+    anyhow::bail!(
+        "this quarry was built without the connector builder: use a quarry built with \
+         `--features connector-build` (the demo's build has it), or, in a checkout, \
+         `cargo run -p quarry --features connector-build -- connector build`"
+    )
 }

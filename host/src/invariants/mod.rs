@@ -99,6 +99,41 @@ fn only_quarry_store_depends_on_redb_and_postgres() {
     }
 }
 
+/// `cargo build --release -p quarry`, the production binary, links no
+/// test fake (fake-saas), no failpoint and no plugin builder: each is an
+/// optional dependency that no default feature turns on.
+#[test]
+fn the_production_binary_links_no_fake_failpoint_or_plugin_builder() {
+    let (_, host) = workspace_manifests()
+        .into_iter()
+        .find(|(member, _)| member == "host")
+        .expect("the host's manifest");
+    let defaults: Vec<&str> = host["features"]["default"]
+        .as_array()
+        .expect("default features")
+        .iter()
+        .filter_map(|feature| feature.as_str())
+        .collect();
+    for (dependency, feature) in [
+        ("fake-saas", "demo"),
+        ("libc", "failpoints"),
+        ("quarry-plugin-builder", "connector-build"),
+    ] {
+        let optional = host["dependencies"][dependency]
+            .get("optional")
+            .and_then(|o| o.as_bool());
+        assert_eq!(optional, Some(true), "{dependency} must be optional");
+        let enabling = host["features"][feature].as_array().expect("the feature");
+        assert!(
+            enabling
+                .iter()
+                .any(|f| f.as_str() == Some(&format!("dep:{dependency}"))),
+            "{feature} turns {dependency} on"
+        );
+        assert!(!defaults.contains(&feature), "{feature} is not a default");
+    }
+}
+
 #[test]
 fn only_coordination_touches_redis() {
     let outside = naming_outside("redis::", "coordination/");
