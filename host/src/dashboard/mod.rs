@@ -13,6 +13,7 @@ pub mod account;
 pub mod activity;
 pub mod authorize;
 mod chart;
+pub mod connect;
 pub mod device;
 mod logo;
 mod pending;
@@ -116,14 +117,17 @@ pub fn router(dashboard: Arc<Dashboard>) -> Router {
         .route("/dashboard/sso/start", get(sso::start))
         .route("/dashboard/sso/callback", get(sso::callback))
         .route("/dashboard/tools", get(tools::page))
-        .route("/dashboard/tools/{id}/connect", post(tools::connect))
-        .route("/dashboard/tools/{id}/disconnect", post(tools::disconnect))
+        .route("/dashboard/tools/{id}/connect", post(connect::connect))
+        .route(
+            "/dashboard/tools/{id}/disconnect",
+            post(connect::disconnect),
+        )
         .route("/dashboard/activity", get(activity::page))
         .route(
             "/dashboard/activity/{number}/run",
             post(activity::run_again),
         )
-        .route("/dashboard/oauth/callback", get(tools::callback))
+        .route("/dashboard/oauth/callback", get(connect::callback))
         .route("/dashboard/tokens", get(tokens::page).post(tokens::issue))
         .route("/dashboard/tokens/{id}/revoke", post(tokens::revoke))
         .route(
@@ -155,7 +159,7 @@ pub fn router(dashboard: Arc<Dashboard>) -> Router {
 /// The dashboard's spaces.
 pub const SPACES: &[quarry_store::Declared] = &[
     session::SESSIONS.declared(),
-    tools::STATES.declared(),
+    connect::STATES.declared(),
     sso::LINKS.declared(),
     sso::STATES_KEPT_BY_EARLIER_VERSIONS.declared(),
 ];

@@ -203,6 +203,10 @@ fn csrf_field(session: &Session) -> Markup {
 }
 
 /// A form that posts `fields` to `action`, with the CSRF field.
+/// A form that carries only its CSRF token (the guard checks it).
+#[derive(serde::Deserialize)]
+pub struct CsrfOnly {}
+
 pub fn post_form(session: &Session, action: &str, fields: Markup) -> Markup {
     html! {
         form method="post" action=(action) { (csrf_field(session)) (fields) }

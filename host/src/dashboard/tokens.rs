@@ -14,10 +14,10 @@ use maud::{Markup, html};
 
 use super::Dashboard;
 use super::session::Session;
+use super::templates::CsrfOnly;
 use super::templates::{
     button_form, internal_error, message, post_form, shown_once, signed_in_page, table,
 };
-use super::tools::CsrfOnly;
 use crate::calendar::rfc3339;
 use crate::issuer::Connection;
 use quarry_store::{Audience, TokenInfo};

@@ -11,11 +11,11 @@ use maud::{Markup, html};
 
 use super::Dashboard;
 use super::session::Session;
+use super::templates::CsrfOnly;
 use super::templates::{
     button_form, error_notice, internal_error, message, post_form, shown_once, signed_in_page,
     table,
 };
-use super::tools::CsrfOnly;
 use crate::calendar::rfc3339;
 use crate::webhooks::{RegisterError, SUBSCRIBABLE};
 

@@ -10,7 +10,9 @@
 //!   every fetch goes through [`crate::connectors::upstream`].
 
 mod cache;
+mod documents;
 pub mod imports;
+mod shares;
 mod state;
 mod v1;
 
@@ -26,6 +28,7 @@ use wasmtime::{
     Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, UpdateDeadline,
 };
 
+use self::shares::Shares;
 use self::state::CallState;
 use super::manifest::{Manifest, SandboxLimits};
 use super::problem::{Problem, join_errors};
@@ -41,9 +44,8 @@ const EPOCH_TICK: Duration = Duration::from_millis(5);
 /// Slack between the epoch deadline and the outer timeout that also covers
 /// time spent waiting on fetches.
 const DEADLINE_GRACE: Duration = Duration::from_millis(250);
-/// Most documents one call may return, and most bytes of one document.
+/// Most documents one call may return.
 const MAX_DOCUMENTS: usize = 1000;
-const MAX_DOCUMENT_BYTES: usize = 256 * 1024;
 
 #[derive(Debug, Clone)]
 pub struct RuntimeConfig {
@@ -396,43 +398,6 @@ fn trap_error(
     )
 }
 
-/// Each user's share of the connector slots: one user's burst of queries
-/// waits on its own share while everyone else's calls go on.
-struct Shares {
-    per_user: u32,
-    by_user: std::sync::Mutex<std::collections::HashMap<String, Arc<Semaphore>>>,
-}
-
-/// Users whose idle shares are forgotten past this many (bounded memory).
-const SHARES_KEPT: usize = 1024;
-
-impl Shares {
-    fn new(per_user: u32) -> Shares {
-        Shares {
-            per_user: per_user.max(1),
-            by_user: std::sync::Mutex::default(),
-        }
-    }
-
-    async fn acquire(&self, user: &str) -> tokio::sync::OwnedSemaphorePermit {
-        let share = {
-            let mut by_user = self.by_user.lock().unwrap_or_else(|e| e.into_inner());
-            if by_user.len() >= SHARES_KEPT {
-                // A share nobody holds a permit of is only its map entry.
-                by_user.retain(|_, share| Arc::strong_count(share) > 1);
-            }
-            by_user
-                .entry(user.to_string())
-                .or_insert_with(|| Arc::new(Semaphore::new(self.per_user as usize)))
-                .clone()
-        };
-        share
-            .acquire_owned()
-            .await
-            .expect("the semaphore is never closed")
-    }
-}
-
 fn root_cause(error: &wasmtime::Error) -> String {
     match error.downcast_ref::<wasmtime::Trap>() {
         Some(trap) => trap.to_string(),
@@ -490,36 +455,4 @@ fn spawn_epoch_ticker(engine: Engine, stop: Arc<AtomicBool>) {
             }
         })
         .expect("spawning the epoch ticker thread");
-}
-
-/// Checks what a guest returned: a usable citation URL, bounded sizes, and
-/// metadata that is a JSON object. Returns `None` for a document that
-/// cannot be cited.
-fn validate_document(mut doc: Document, metadata: &str) -> Option<Document> {
-    let url = url::Url::parse(&doc.url).ok()?;
-    if !matches!(url.scheme(), "https" | "http") {
-        tracing::warn!(id = %doc.id, "document dropped: its citation URL is not http(s)");
-        return None;
-    }
-    truncate(&mut doc.content, MAX_DOCUMENT_BYTES);
-    truncate(&mut doc.title, 1024);
-    doc.metadata = match serde_json::from_str(metadata) {
-        Ok(serde_json::Value::Object(map)) => map,
-        _ if metadata.trim().is_empty() => serde_json::Map::new(),
-        _ => {
-            tracing::warn!(id = %doc.id, "document metadata is not a JSON object; dropped");
-            serde_json::Map::new()
-        }
-    };
-    Some(doc)
-}
-
-fn truncate(text: &mut String, max: usize) {
-    if text.len() > max {
-        let mut cut = max;
-        while !text.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        text.truncate(cut);
-    }
 }

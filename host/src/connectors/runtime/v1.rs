@@ -153,7 +153,7 @@ fn from_guest_error(error: guest::SearchError) -> ConnectorError {
 }
 
 fn from_guest_document(doc: guest::Document) -> Option<Document> {
-    super::validate_document(
+    super::documents::validate_document(
         Document {
             id: doc.id,
             title: doc.title,

@@ -90,7 +90,7 @@ pub async fn start(
         }
     };
     let signing_in = SigningIn::new(started.state, started.nonce, started.verifier, redirect_uri);
-    let url = super::tools::browser_authorize_url(&dashboard, started.url.as_str());
+    let url = super::connect::browser_authorize_url(&dashboard, started.url.as_str());
     let url = match url {
         Ok(url) => url,
         Err(error) => {
