@@ -304,12 +304,7 @@ mod tests {
     /// Removes the user's records as a deletion's last step does.
     fn delete_user(store: &Store, user_id: &str) {
         let mut txn = store.write().unwrap();
-        for data in quarry_store::SPACES
-            .iter()
-            .filter_map(quarry_store::Declared::user_data)
-        {
-            data.remove(&mut txn, user_id).unwrap();
-        }
+        quarry_store::remove_user(quarry_store::SPACES, &mut txn, user_id).unwrap();
         txn.commit().unwrap();
     }
 

@@ -157,8 +157,14 @@ fn challenge(mcp: &Mcp, problem: Option<&str>) -> Response {
             ),
         ),
     };
-    let mut response = ApiError::new(ErrorType::Unauthorized, message).into_response();
-    if let Ok(value) = HeaderValue::from_str(&value) {
+    with_challenge(ApiError::new(ErrorType::Unauthorized, message), &value)
+}
+
+/// `error` with its `WWW-Authenticate` challenge, which browser clients may
+/// read.
+fn with_challenge(error: ApiError, challenge: &str) -> Response {
+    let mut response = error.into_response();
+    if let Ok(value) = HeaderValue::from_str(challenge) {
         response
             .headers_mut()
             .insert(header::WWW_AUTHENTICATE, value);
@@ -199,17 +205,7 @@ fn insufficient_scope(mcp: &Mcp, needed: Permission) -> Response {
          error_description=\"{message}\"",
         Scope::all().names()
     );
-    let mut response = ApiError::new(ErrorType::Forbidden, message).into_response();
-    if let Ok(value) = HeaderValue::from_str(&value) {
-        response
-            .headers_mut()
-            .insert(header::WWW_AUTHENTICATE, value);
-    }
-    response.headers_mut().insert(
-        header::ACCESS_CONTROL_EXPOSE_HEADERS,
-        HeaderValue::from_static("WWW-Authenticate"),
-    );
-    response
+    with_challenge(ApiError::new(ErrorType::Forbidden, message), &value)
 }
 
 /// Whether the body is a JSON array (a JSON-RPC batch, which MCP removed

@@ -229,11 +229,7 @@ async fn user_deleted_goes_to_the_snapshot_and_the_operator() {
     assert_eq!(targets.len(), 1);
     targets.extend(webhooks.operator_targets());
     let mut txn = store.write().unwrap();
-    let removed: Vec<u64> = SPACES
-        .iter()
-        .filter_map(quarry_store::Declared::user_data)
-        .map(|data| data.remove(&mut txn, &user.id).unwrap())
-        .collect();
+    let removed = quarry_store::remove_user(SPACES, &mut txn, &user.id).unwrap();
     assert_eq!(removed, [0, 1], "no owned deliveries; one registration");
     let queued = webhooks
         .enqueue_in(

@@ -52,7 +52,7 @@ use self::keys::DataKey;
 pub use self::keys::MasterKey;
 pub use self::postgres::PostgresConfig;
 pub use self::postgres_tls::is_loopback_host;
-pub use self::records::owner::{Counted, Declared, Owner, Removal, UserData};
+pub use self::records::owner::{Counted, Declared, Owner, Removal, UserData, remove_user};
 use self::records::{Backend, Bytes, Reader, Records, Space, Text, Unit, Writer};
 
 /// `user` → their data key, wrapped by the master key.

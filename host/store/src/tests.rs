@@ -93,9 +93,7 @@ fn tokens_are_listed_by_user_and_revoked_by_id() {
     store.set_password_hash(&alice.id, "$argon2id$x").unwrap();
     assert!(store.password_hash(&alice.id).unwrap().is_some());
     let mut txn = store.write().unwrap();
-    for data in SPACES.iter().filter_map(Declared::user_data) {
-        data.remove(&mut txn, &alice.id).unwrap();
-    }
+    remove_user(SPACES, &mut txn, &alice.id).unwrap();
     txn.commit().unwrap();
     assert!(store.password_hash(&alice.id).unwrap().is_none());
     assert!(store.tokens_of(&alice.id).unwrap().is_empty());

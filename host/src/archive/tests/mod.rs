@@ -77,11 +77,7 @@ async fn recorded_chunks_are_found_after_a_restart_and_gone_after_removal() {
     assert_eq!(second.history(&user.id).unwrap().len(), 2);
 
     let mut txn = store.write().unwrap();
-    let removed: Vec<u64> = SPACES
-        .iter()
-        .filter_map(quarry_store::Declared::user_data)
-        .map(|data| data.remove(&mut txn, &user.id).unwrap())
-        .collect();
+    let removed = quarry_store::remove_user(SPACES, &mut txn, &user.id).unwrap();
     txn.commit().unwrap();
     second.forget(&user.id);
     assert_eq!(removed[0], 3, "the entries");

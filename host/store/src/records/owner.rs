@@ -71,6 +71,17 @@ pub enum Counted {
     Webhooks,
 }
 
+/// Removes `user_id`'s records from every users' space of `spaces`, in
+/// their order, inside `txn` (as a deletion's commit does); how many from
+/// each.
+pub fn remove_user(spaces: &[Declared], txn: &mut Writer, user_id: &str) -> Result<Vec<u64>> {
+    spaces
+        .iter()
+        .filter_map(Declared::user_data)
+        .map(|data| data.remove(txn, user_id))
+        .collect()
+}
+
 impl UserData {
     /// Removes the user's records from this space inside `txn`; how many.
     pub fn remove(&self, txn: &mut Writer, user_id: &str) -> Result<u64> {
