@@ -63,8 +63,6 @@ pub async fn start(config: Config) -> Result<Running> {
     let dashboard = Arc::new(crate::dashboard::Dashboard::new(
         app.services.clone(),
         config.dashboard.clone(),
-        config.oauth_clients.clone(),
-        app.vendor_client.clone(),
     )?);
     let router = api::router(app.clone())
         .merge(crate::dashboard::router(dashboard))
@@ -248,7 +246,7 @@ async fn assemble(config: &Config, origin: crate::origin::PublicOrigin) -> Resul
         extra_roots: &network.extra_root_certs,
     })?;
     let vendors = Arc::new(crate::oauth::Vendors::new(
-        vendor_client.clone(),
+        vendor_client,
         config.oauth_clients.clone(),
     ));
     let refresher = Arc::new(crate::oauth::Refresher::new(
@@ -301,7 +299,7 @@ async fn assemble(config: &Config, origin: crate::origin::PublicOrigin) -> Resul
         registry,
         limiter,
         metrics,
-        vendor_client,
+        vendors,
     };
     Ok(App {
         services,

@@ -32,6 +32,7 @@ pub struct Services {
     pub deletions: Arc<Deletions>,
     pub refresher: Arc<Refresher>,
     pub issuer: Arc<Issuer>,
-    /// The host's own calls to vendors (`net::Purpose::Vendors`).
-    pub vendor_client: reqwest::Client,
+    /// The host as an OAuth client of the vendors, with the guarded HTTP
+    /// client it reaches them with (`net::Purpose::Vendors`).
+    pub vendors: Arc<crate::oauth::Vendors>,
 }

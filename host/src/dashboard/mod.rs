@@ -27,7 +27,6 @@ pub mod tools;
 mod usage;
 pub mod webhooks;
 
-use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
@@ -40,7 +39,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 
-use crate::config::{DashboardConfig, OAuthClient};
+use crate::config::DashboardConfig;
 use crate::connectors::Registry;
 use crate::deletion::Deletions;
 use crate::issuer::Issuer;
@@ -64,7 +63,7 @@ pub struct Dashboard {
     pub services: Services,
     pub config: DashboardConfig,
     /// The host as an OAuth client of the vendors (connecting a tool).
-    pub vendors: crate::oauth::Vendors,
+    pub vendors: Arc<crate::oauth::Vendors>,
     /// Verified against for unknown emails, so that they cost the same.
     dummy_hash: String,
     /// Turns to check a password (argon2id), bounded so that a crowd of
@@ -75,16 +74,12 @@ pub struct Dashboard {
 }
 
 impl Dashboard {
-    pub fn new(
-        services: Services,
-        config: DashboardConfig,
-        clients: BTreeMap<String, OAuthClient>,
-        http: reqwest::Client,
-    ) -> Result<Dashboard> {
+    pub fn new(services: Services, config: DashboardConfig) -> Result<Dashboard> {
+        let http = services.vendors.http().clone();
         let sso = config
             .sso
             .clone()
-            .map(|sso| crate::oidc::Provider::new(sso, http.clone()));
+            .map(|sso| crate::oidc::Provider::new(sso, http));
         sso::forget_states_kept_by_earlier_versions(&services.store)?;
         Ok(Dashboard {
             store: services.store.clone(),
@@ -93,10 +88,10 @@ impl Dashboard {
             issuer: services.issuer.clone(),
             webhooks: services.webhooks.clone(),
             deletions: services.deletions.clone(),
+            vendors: services.vendors.clone(),
             services,
             sso,
             config,
-            vendors: crate::oauth::Vendors::new(http, clients),
             dummy_hash: sign_in::hash_password(&quarry_store::random_hex(16))?,
             password_checks: tokio::sync::Semaphore::new(sign_in::password_check_turns()),
         })

@@ -8,12 +8,8 @@
 //! single sign-on callbacks may fail in a window, per key.
 //!
 //! Two places keep the windows:
-//! - one process ([`LocalWindows`]): minute windows in memory (losing them
-//!   in a restart gives at most a minute's grace); day windows also
-//!   written to the store before the request goes on (group commit: one
-//!   transaction serves every request waiting at that moment), so a crash
-//!   never hands anyone a fresh day. Check-and-charge happens under one
-//!   lock, so concurrent requests can never be admitted past the limit;
+//! - one process (`windows.rs`): minute windows in memory, day counts
+//!   also in the store before the request goes on;
 //! - replicas ([`SharedWindows`]): one Redis script per request checks and
 //!   counts both windows at once, on Redis's clock, for every replica.
 

@@ -48,6 +48,12 @@ impl Vendors {
     }
 
     /// Whether the operator registered a client for the connector.
+    /// The guarded client the host reaches vendors with (also the
+    /// operator's identity provider, for single sign-on).
+    pub fn http(&self) -> &reqwest::Client {
+        &self.http
+    }
+
     pub fn has_client(&self, connector: &str) -> bool {
         self.clients.contains_key(connector)
     }
