@@ -20,12 +20,22 @@ pub struct Job {
     pub(super) vectors: HashMap<usize, Vec<f32>>,
     pub(super) generation: u8,
     pub(super) failed: Option<String>,
+    /// Each distinct text's first key: a text submitted again (the same
+    /// passage from two connectors, or twice from one) is embedded once.
+    pub(super) first_keys: HashMap<Arc<str>, usize>,
+    /// Keys whose text was submitted before under another key.
+    pub(super) aliases: HashMap<usize, usize>,
 }
 
 impl Job {
     /// Queues `text` under `key`; lower `order` is embedded first. A text
     /// whose vector is cached is answered at once.
     pub fn submit(&mut self, key: usize, text: &str, order: u32) {
+        if let Some(&first) = self.first_keys.get(text) {
+            self.aliases.insert(key, first);
+            return;
+        }
+        self.first_keys.insert(Arc::from(text), key);
         let shared = &self.scheduler.shared;
         let cached = (self.generation == 0)
             .then(|| shared.primary.cached(&self.owner, text))
@@ -112,12 +122,23 @@ impl Job {
 
     /// The vector of `key`, when it has arrived.
     pub fn vector(&self, key: usize) -> Option<&[f32]> {
-        self.vectors.get(&key).map(Vec::as_slice)
+        self.vectors.get(&self.embedded_as(key)).map(Vec::as_slice)
     }
 
-    /// Takes the vector of `key` out of the job.
+    /// Takes the vector of `key` out of the job (a copy, where other keys
+    /// share it).
     pub fn take_vector(&mut self, key: usize) -> Option<Vec<f32>> {
-        self.vectors.remove(&key)
+        let embedded = self.embedded_as(key);
+        let shared = embedded != key || self.aliases.values().any(|&first| first == key);
+        match shared {
+            true => self.vectors.get(&embedded).cloned(),
+            false => self.vectors.remove(&embedded),
+        }
+    }
+
+    /// The key under which `key`'s text was embedded.
+    fn embedded_as(&self, key: usize) -> usize {
+        self.aliases.get(&key).copied().unwrap_or(key)
     }
 
     /// The name of the embedder the job's vectors come from.

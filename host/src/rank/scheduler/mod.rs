@@ -224,6 +224,8 @@ impl Scheduler {
             vectors: HashMap::new(),
             generation: 0,
             failed: None,
+            first_keys: HashMap::new(),
+            aliases: HashMap::new(),
         }
     }
 

@@ -70,6 +70,26 @@ async fn a_job_gets_every_vector_under_its_keys() {
 }
 
 #[tokio::test]
+async fn a_text_submitted_twice_is_embedded_once() {
+    let model = Recording::new("model");
+    let scheduler = Scheduler::start(model.clone(), None, 1, 4);
+    let mut job = scheduler.job("usr_test", Priority::Live, true);
+    // The same passage from two connectors, and one of its own.
+    job.submit(0, "checkout times out", 1);
+    job.submit(1, "refund policy", 1);
+    job.submit(2, "checkout times out", 1);
+    job.wait(None).await;
+    let embedded: Vec<String> = model.batches.lock().unwrap().concat();
+    assert_eq!(embedded.len(), 2, "{embedded:?}");
+    assert_eq!(job.vector(2), job.vector(0));
+    assert!(job.vector(2).is_some());
+    // Either key can take its vector without taking the other's.
+    assert_eq!(job.take_vector(0).unwrap()[0], 18.0);
+    assert_eq!(job.take_vector(2).unwrap()[0], 18.0);
+    assert_eq!(job.take_vector(1).unwrap()[0], 13.0);
+}
+
+#[tokio::test]
 async fn live_jobs_take_turns_and_background_waits() {
     let model = Recording::new("model");
     // Hold the model while the queue fills, so that the order of the
