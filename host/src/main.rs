@@ -67,6 +67,12 @@ enum Command {
         /// Cut texts at this many tokens before embedding.
         #[arg(long, default_value_t = quarry::rank::embed::MAX_TOKENS)]
         max_tokens: usize,
+        /// The model's weights: int8 (ONNX Runtime) or f32 (candle).
+        #[arg(long, default_value = "int8")]
+        precision: quarry::rank::embed::Precision,
+        /// ONNX Runtime's shared library (int8).
+        #[arg(long, default_value = quarry::rank::embed::DEFAULT_ONNXRUNTIME)]
+        onnxruntime: PathBuf,
         /// Print the keyword → model relevance calibration table instead.
         #[arg(long)]
         calibrate: bool,
@@ -144,15 +150,22 @@ async fn run(cli: Cli) -> Result<()> {
             embed_budget,
             semantic_weight,
             max_tokens,
+            precision,
+            onnxruntime,
             calibrate,
         } => {
             quarry::logging::init("text");
             let model = match bm25_only {
                 true => None,
-                false => Some(quarry::rank::embed::Cached::new(
-                    quarry::rank::MiniLm::load_with(&model_dir, max_tokens)?,
-                    1_000_000,
-                )),
+                false => {
+                    let model = quarry::rank::embed::LocalModel {
+                        precision,
+                        onnxruntime,
+                        max_tokens,
+                        ..quarry::rank::embed::LocalModel::at(&model_dir)
+                    };
+                    Some(quarry::rank::embed::Cached::new(model.load()?, 1_000_000))
+                }
             };
             let embedder = model.as_ref().map(|m| m as &dyn quarry::rank::Embedder);
             if calibrate {

