@@ -5,6 +5,8 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
+use crate::rank::embed::LocalModel;
+
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct RankingConfig {
@@ -85,5 +87,3 @@ impl RankingConfig {
         }
     }
 }
-
-use crate::rank::embed::LocalModel;
