@@ -2,7 +2,7 @@
 //! vectors collected as they come, withdrawn from the queue on drop.
 
 use std::cmp::Reverse;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -25,6 +25,8 @@ pub struct Job {
     pub(super) first_keys: HashMap<Arc<str>, usize>,
     /// Keys whose text was submitted before under another key.
     pub(super) aliases: HashMap<usize, usize>,
+    /// First keys that aliases share: their vector is copied, not taken.
+    pub(super) shared_keys: HashSet<usize>,
 }
 
 impl Job {
@@ -33,6 +35,7 @@ impl Job {
     pub fn submit(&mut self, key: usize, text: &str, order: u32) {
         if let Some(&first) = self.first_keys.get(text) {
             self.aliases.insert(key, first);
+            self.shared_keys.insert(first);
             return;
         }
         self.first_keys.insert(Arc::from(text), key);
@@ -68,8 +71,7 @@ impl Job {
 
     /// Collects vectors until `key`'s has arrived or the job failed.
     pub async fn wait_for(&mut self, key: usize) {
-        self.wait_until(None, |job| job.vectors.contains_key(&key))
-            .await
+        self.wait_until(None, |job| job.vector(key).is_some()).await
     }
 
     async fn wait_until(&mut self, deadline: Option<Instant>, done: impl Fn(&Job) -> bool) {
@@ -129,8 +131,7 @@ impl Job {
     /// share it).
     pub fn take_vector(&mut self, key: usize) -> Option<Vec<f32>> {
         let embedded = self.embedded_as(key);
-        let shared = embedded != key || self.aliases.values().any(|&first| first == key);
-        match shared {
+        match embedded != key || self.shared_keys.contains(&key) {
             true => self.vectors.get(&embedded).cloned(),
             false => self.vectors.remove(&embedded),
         }

@@ -34,7 +34,7 @@ mod job;
 mod turns;
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap, HashMap};
+use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread;
 
@@ -226,6 +226,7 @@ impl Scheduler {
             failed: None,
             first_keys: HashMap::new(),
             aliases: HashMap::new(),
+            shared_keys: HashSet::new(),
         }
     }
 
@@ -245,11 +246,9 @@ impl Scheduler {
         if let Some(error) = job.failed.take() {
             return Err(anyhow!(error));
         }
-        let mut vectors = std::mem::take(&mut job.vectors);
         (0..texts.len())
             .map(|key| {
-                vectors
-                    .remove(&key)
+                job.take_vector(key)
                     .ok_or_else(|| anyhow!("the embedding scheduler lost a text"))
             })
             .collect()

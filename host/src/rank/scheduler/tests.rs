@@ -90,6 +90,26 @@ async fn a_text_submitted_twice_is_embedded_once() {
 }
 
 #[tokio::test]
+async fn repeated_texts_are_waited_for_and_returned_under_every_key() {
+    let model = Recording::new("model");
+    let scheduler = Scheduler::start(model.clone(), None, 1, 4);
+    // What the archive's indexer asks: one vector per text, repeats included.
+    let texts = ["deploy froze", "lunch menu", "deploy froze"].map(String::from);
+    let vectors = scheduler
+        .embed_all("usr_test", &texts, Priority::Background)
+        .await
+        .unwrap();
+    assert_eq!(vectors.len(), 3);
+    assert_eq!(vectors[0], vectors[2]);
+    // What a deep search asks: one key's vector, that key a repeat.
+    let mut job = scheduler.job("usr_test", Priority::Live, false);
+    job.submit(0, "refund policy", 1);
+    job.submit(1, "refund policy", 0);
+    job.wait_for(1).await;
+    assert!(job.vector(1).is_some());
+}
+
+#[tokio::test]
 async fn live_jobs_take_turns_and_background_waits() {
     let model = Recording::new("model");
     // Hold the model while the queue fills, so that the order of the
