@@ -342,7 +342,10 @@ fn embedders(config: &Config) -> Result<(Option<SharedEmbedder>, Option<SharedEm
             let endpoint = ranking.endpoint.as_ref().context(
                 "ranking.embedder = \"endpoint\" needs a [ranking.endpoint] table (url, model, dimensions)",
             )?;
-            let remote = crate::rank::remote::RemoteEmbedder::new(endpoint)?;
+            let client = crate::net::client(crate::net::Purpose::Embeddings {
+                timeout: endpoint.timeout(),
+            })?;
+            let remote = crate::rank::remote::RemoteEmbedder::new(endpoint, client)?;
             tracing::info!(url = %endpoint.url, "embedding with the operator's endpoint");
             let fallback = local()
                 .inspect_err(|error| {

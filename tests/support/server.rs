@@ -519,7 +519,7 @@ impl Demo {
         // Semantic ranking stops embedding at a time budget, so which
         // passages win can vary with the machine's load; these tests check
         // the API, so they rank by keywords alone (deterministic). The
-        // model itself is tested in host/src/rank/embed.rs; a test that
+        // model itself is tested in host/rank/src/embed/; a test that
         // wants it sets QUARRY_RANKING__SEMANTIC=true.
         command.env("QUARRY_RANKING__SEMANTIC", "false");
         // Where a person runs it: relative defaults resolve from the root.

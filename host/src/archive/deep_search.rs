@@ -25,9 +25,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow};
 
-use super::index::{best_first, one_per_chunk};
 use super::{Archive, DeepSearchOutcome, Entry, Hit, Slot, within};
 use crate::rank::embed::cosine;
+use crate::rank::vector_index::{best_first, one_per_chunk};
 use crate::rank::{Bm25, Priority, fuse, tokenize};
 
 /// A deep search scans at most this many queued entries itself; a user

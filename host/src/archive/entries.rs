@@ -11,7 +11,7 @@ use std::borrow::Cow;
 use anyhow::{Context, Result, ensure};
 use serde::{Deserialize, Serialize};
 
-use super::index::{Chunk, chunk_of};
+use crate::rank::vector_index::{Chunk, chunk_of};
 use quarry_store::keys::DataKey;
 use quarry_store::records::{Bytes, Flow, Records, Space, Text, TextPart, TextSeq, Unit, Writer};
 use quarry_store::{Counted, Declared};

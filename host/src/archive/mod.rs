@@ -14,8 +14,8 @@
 //!
 //! A deep search never waits for the indexer (`deep_search.rs`): it
 //! answers from the index plus a scan of the user's entries still queued,
-//! and returns each chunk once, however many queries found it (`index.rs`
-//! tells chunks apart).
+//! and returns each chunk once, however many queries found it (the vector
+//! index, `rank::vector_index`, tells chunks apart).
 //!
 //! Entries are the truth; the stored index is a cache of them: one missing,
 //! stale, built by another embedder or stored before it told chunks apart
@@ -23,7 +23,6 @@
 
 mod deep_search;
 mod entries;
-mod index;
 mod indexer;
 mod recording;
 mod stored;
@@ -37,9 +36,9 @@ use anyhow::Result;
 use self::entries::{ENTRIES, HISTORY, history_record_id};
 pub use self::entries::{Entry, HistoryRecord, SPACES, Source};
 pub use self::entries::{ToolError, ToolOutcome};
-pub use self::index::{Chunk, Hit, UserIndex, chunk_of};
 pub use self::recording::{ArchivedChunk, OwnedChunk, Recording};
 use crate::rank::Scheduler;
+pub use crate::rank::vector_index::{Chunk, Hit, UserIndex, chunk_of};
 use quarry_store::Store;
 use quarry_store::records::{Records, user_seqs};
 

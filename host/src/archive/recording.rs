@@ -18,8 +18,8 @@ use tokio::sync::oneshot;
 
 use super::entries::ToolOutcome;
 use super::entries::{ENTRIES, HISTORY, PENDING, history_record_id, read_head, write_head};
-use super::index::chunk_of;
 use super::{Archive, Chunk, Entry, HistoryRecord, Slot, Source, now_ms};
+use crate::rank::vector_index::chunk_of;
 use quarry_store::Unavailable;
 use quarry_store::keys::DataKey;
 use quarry_store::records::Writer;

@@ -76,24 +76,45 @@ fn workspace_manifests() -> Vec<(String, toml::Table)> {
         .collect()
 }
 
-/// Storage engines are a Cargo fact: no crate of the workspace but
-/// `quarry-store` (host/store) depends on redb or PostgreSQL's client.
+/// Storage engines and the embedding models are Cargo facts: no crate of
+/// the workspace but `quarry-store` (host/store) depends on redb or
+/// PostgreSQL's client, and none but `quarry-rank` (host/rank) on candle,
+/// ONNX Runtime, the tokenizer or usearch.
 #[test]
-fn only_quarry_store_depends_on_redb_and_postgres() {
-    let engines = ["redb", "tokio-postgres", "deadpool-postgres", "postgres"];
+fn heavy_dependencies_belong_to_one_crate_each() {
+    let owners = [
+        (
+            "host/store",
+            ["redb", "tokio-postgres", "deadpool-postgres", "postgres"].as_slice(),
+        ),
+        (
+            "host/rank",
+            [
+                "candle-core",
+                "candle-nn",
+                "candle-transformers",
+                "ort",
+                "tokenizers",
+                "usearch",
+            ]
+            .as_slice(),
+        ),
+    ];
     for (member, manifest) in workspace_manifests() {
-        if member == "host/store" {
-            continue;
-        }
-        for table in ["dependencies", "dev-dependencies"] {
-            let Some(dependencies) = manifest.get(table).and_then(|t| t.as_table()) else {
+        for (owner, dependencies) in owners {
+            if member == owner {
                 continue;
-            };
-            for engine in engines {
-                assert!(
-                    !dependencies.contains_key(engine),
-                    "{member} depends on {engine}: storage is quarry-store's"
-                );
+            }
+            for table in ["dependencies", "dev-dependencies"] {
+                let Some(declared) = manifest.get(table).and_then(|t| t.as_table()) else {
+                    continue;
+                };
+                for dependency in dependencies {
+                    assert!(
+                        !declared.contains_key(*dependency),
+                        "{member} depends on {dependency}: it is {owner}'s"
+                    );
+                }
             }
         }
     }

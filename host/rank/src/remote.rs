@@ -15,7 +15,6 @@
 
 use std::time::Duration;
 
-use crate::net::{self, Purpose};
 use anyhow::{Context, Result, anyhow, bail};
 use serde::Deserialize;
 use serde_json::json;
@@ -71,6 +70,13 @@ pub struct EndpointConfig {
     pub retries: u32,
 }
 
+impl EndpointConfig {
+    /// Time allowed for one request.
+    pub fn timeout(&self) -> Duration {
+        Duration::from_millis(self.timeout_ms)
+    }
+}
+
 fn default_endpoint_timeout_ms() -> u64 {
     2_000
 }
@@ -87,7 +93,9 @@ enum Attempt {
 
 impl RemoteEmbedder {
     /// Must be called within the tokio runtime that will run the calls.
-    pub fn new(config: &EndpointConfig) -> Result<RemoteEmbedder> {
+    /// `client` is the host's outbound client for this endpoint, with
+    /// [`EndpointConfig::timeout`] as its request timeout.
+    pub fn new(config: &EndpointConfig, client: reqwest::Client) -> Result<RemoteEmbedder> {
         let url = reqwest::Url::parse(&config.url)
             .with_context(|| format!("ranking.endpoint.url {:?} is not a URL", config.url))?;
         if !matches!(url.scheme(), "https" | "http") {
@@ -102,9 +110,6 @@ impl RemoteEmbedder {
             })?),
             None => None,
         };
-        let client = net::client(Purpose::Embeddings {
-            timeout: Duration::from_millis(config.timeout_ms),
-        })?;
         Ok(RemoteEmbedder {
             client,
             runtime: tokio::runtime::Handle::current(),
@@ -220,8 +225,8 @@ mod tests {
     use serde_json::Value;
 
     use super::*;
-    use crate::rank::embed::HashedWords;
-    use crate::rank::{Priority, Scheduler};
+    use crate::embed::HashedWords;
+    use crate::{Priority, Scheduler};
 
     /// A fake embeddings server: answers in reverse order with explicit
     /// indexes, after failing the first `failures` requests with 503.
@@ -282,6 +287,15 @@ mod tests {
         }
     }
 
+    /// The embedder with a client like the host's: the request timeout.
+    fn connect(config: &EndpointConfig) -> RemoteEmbedder {
+        let client = reqwest::Client::builder()
+            .timeout(config.timeout())
+            .build()
+            .unwrap();
+        RemoteEmbedder::new(config, client).unwrap()
+    }
+
     fn fake(failures: usize, stall: bool) -> Fake {
         Fake {
             failures,
@@ -294,7 +308,7 @@ mod tests {
     async fn vectors_come_back_in_order_as_unit_vectors_after_retries() {
         let fake = fake(2, false);
         let address = serve(fake.clone()).await;
-        let embedder = RemoteEmbedder::new(&config(address)).unwrap();
+        let embedder = connect(&config(address));
         let vectors = tokio::task::spawn_blocking(move || embedder.embed(&["a", "abc"]))
             .await
             .unwrap()
@@ -315,7 +329,7 @@ mod tests {
     async fn a_silent_endpoint_times_out_and_the_query_falls_back_to_the_local_model() {
         let fake = fake(0, true);
         let address = serve(fake.clone()).await;
-        let remote: Arc<dyn Embedder> = Arc::new(RemoteEmbedder::new(&config(address)).unwrap());
+        let remote: Arc<dyn Embedder> = Arc::new(connect(&config(address)));
         let local: Arc<dyn Embedder> = Arc::new(HashedWords::new(8));
         let scheduler = Scheduler::start(remote, Some(local.clone()), 1, 8);
         let mut job = scheduler.job("usr_test", Priority::Live, true);
@@ -349,7 +363,7 @@ mod tests {
         let address = serve(fake).await;
         let mut wrong = config(address);
         wrong.dimensions = 4;
-        let embedder = RemoteEmbedder::new(&wrong).unwrap();
+        let embedder = connect(&wrong);
         let error = tokio::task::spawn_blocking(move || embedder.embed(&["a"]))
             .await
             .unwrap()

@@ -267,7 +267,7 @@ impl HashedWords {
 
     fn embed_one(&self, text: &str) -> Vec<f32> {
         let mut vector = vec![0f32; self.dimensions];
-        for token in crate::rank::tokenize(text) {
+        for token in crate::tokenize(text) {
             let hash = Sha256::digest(token.as_bytes());
             let slot = u64::from_le_bytes(hash[..8].try_into().expect("8 bytes"));
             let sign = if hash[8] & 1 == 0 { 1.0 } else { -1.0 };
@@ -320,7 +320,7 @@ mod tests {
     /// command runs it first).
     fn model() -> MiniLm {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("..")
+            .join("../..")
             .join(DEFAULT_MODEL_DIR);
         MiniLm::load(&dir).expect("run tools/fetch-model first")
     }
@@ -380,7 +380,7 @@ mod tests {
 
     /// The int8 model, as `tools/fetch-model` leaves it.
     fn int8_model() -> Box<dyn Embedder> {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
         LocalModel {
             onnxruntime: root.join(DEFAULT_ONNXRUNTIME),
             workers: 2,
@@ -418,7 +418,7 @@ mod tests {
 
     #[test]
     fn a_missing_runtime_says_what_to_run() {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
         let model = LocalModel {
             onnxruntime: PathBuf::from("/nonexistent/libonnxruntime.so"),
             ..LocalModel::at(&root.join(DEFAULT_MODEL_DIR))

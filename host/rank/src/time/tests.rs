@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::calendar::rfc3339;
-use crate::rank::words::words;
+use crate::words::words;
 
 /// Sunday 2026-11-15 14:30:00 UTC.
 const SUNDAY: i64 = 1_794_753_000;

@@ -1,5 +1,15 @@
-//! Ranking: from a question and the records the connectors returned to the
-//! cited passages `/v1/query` answers with.
+//! Quarry's ranking: from a question and the records the connectors
+//! returned to the cited passages `/v1/query` answers with, and the
+//! embedders and scheduler that the archive's deep search shares.
+//!
+//! It also keeps the archive's vector index ([`vector_index`], on usearch).
+//!
+//! A crate of its own because it holds the heavy numeric dependencies
+//! (candle, ONNX Runtime, the tokenizer, usearch) and the hot loops, which the
+//! demo's build optimises without optimising the whole server (see the
+//! workspace's `Cargo.toml`). Architecture invariant: it knows nothing of
+//! HTTP front doors, storage or connectors; what it needs from the host
+//! (the outbound HTTP client of the embeddings endpoint) is handed in.
 //!
 //! - [`plan`]: the question as terms, quoted phrases and a time range (what
 //!   connectors receive).
@@ -13,6 +23,7 @@
 //! current time as an argument), so ranking is reproducible and testable.
 
 mod bm25;
+pub mod calendar;
 mod chunk;
 pub mod embed;
 pub mod eval;
@@ -21,6 +32,7 @@ mod plan;
 pub mod remote;
 pub mod scheduler;
 mod time;
+pub mod vector_index;
 mod words;
 
 pub use bm25::{Bm25, tokenize};
