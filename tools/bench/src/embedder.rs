@@ -165,19 +165,10 @@ fn corpus_passages(data: &Path) -> Result<Vec<String>> {
 
 /// Tokens per passage the model sees (after the cap), on average.
 fn mean_tokens(repo: &Path, passages: &[String]) -> Result<f64> {
-    let tokenizer = tokenizers::Tokenizer::from_file(
-        repo.join(quarry::rank::embed::DEFAULT_MODEL_DIR)
-            .join("tokenizer.json"),
-    )
-    .map_err(|e| anyhow::anyhow!("tokenizer: {e}"))?;
-    let mut total = 0usize;
-    for passage in passages {
-        let encoding = tokenizer
-            .encode(passage.as_str(), true)
-            .map_err(|e| anyhow::anyhow!("tokenizing: {e}"))?;
-        total += encoding.get_ids().len().min(MAX_TOKENS);
-    }
-    Ok(total as f64 / passages.len() as f64)
+    let texts: Vec<&str> = passages.iter().map(String::as_str).collect();
+    let model = repo.join(quarry::rank::embed::DEFAULT_MODEL_DIR);
+    let counts = quarry::rank::embed::token_counts(&model, &texts, MAX_TOKENS)?;
+    Ok(counts.iter().sum::<usize>() as f64 / passages.len() as f64)
 }
 
 /// Operations (a multiply-add counts two) of one passage of `tokens`

@@ -123,6 +123,25 @@ pub(super) fn load_tokenizer(dir: &Path, max_tokens: usize) -> Result<Tokenizer>
     Ok(tokenizer)
 }
 
+/// How many tokens the model sees of each text (after the cut at
+/// `max_tokens`): what a benchmark counts its arithmetic by.
+pub fn token_counts(dir: &Path, texts: &[&str], max_tokens: usize) -> Result<Vec<usize>> {
+    let tokenizer = load_tokenizer(dir, max_tokens)?;
+    texts
+        .iter()
+        .map(|text| {
+            let encoding = tokenizer
+                .encode(*text, true)
+                .map_err(|e| anyhow!("tokenizing: {e}"))?;
+            Ok(encoding
+                .get_attention_mask()
+                .iter()
+                .filter(|&&m| m == 1)
+                .count())
+        })
+        .collect()
+}
+
 pub(super) fn encode(tokenizer: &Tokenizer, texts: &[&str]) -> Result<Vec<Encoding>> {
     tokenizer
         .encode_batch(texts.to_vec(), true)

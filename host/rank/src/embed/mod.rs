@@ -27,7 +27,7 @@ use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
 pub use int8::MiniLmInt8;
-pub use minilm::{MAX_TOKENS, MiniLm};
+pub use minilm::{MAX_TOKENS, MiniLm, token_counts};
 
 /// Turns texts into unit vectors whose dot product is their cosine
 /// similarity.
