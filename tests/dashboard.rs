@@ -11,6 +11,20 @@ use quarry_tests::dashboard_client::{
 use quarry_tests::server::Demo;
 use serde_json::{Value, json};
 
+/// Whether the dashboard page at `path` shows `marker` (an item's
+/// `data-…-id`, a signed-in email).
+async fn shows(browser: &mut Browser, path: &str, marker: &str) -> bool {
+    browser.get(path).await.text.contains(marker)
+}
+
+/// Disconnects `connector` on the tools page; returns the page it answers.
+async fn disconnect(browser: &mut Browser, connector: &str) -> Page {
+    let action = format!("/dashboard/tools/{connector}/disconnect");
+    let page = browser.submit("/dashboard/tools", &action, &[]).await;
+    assert_eq!(page.status, 200, "{}", page.text);
+    page
+}
+
 #[tokio::test]
 async fn signing_in_checks_the_password_and_limits_failures() {
     let demo = Demo::start(&[]);
@@ -205,13 +219,7 @@ async fn a_token_issued_on_the_dashboard_works_until_revoked() {
         assert_eq!(page.status, 303, "{}", page.text);
     }
     assert_eq!(demo.get("/me", Some(&token)).await.status, 401);
-    assert!(
-        !browser
-            .get("/dashboard/tokens")
-            .await
-            .text
-            .contains("data-token-id")
-    );
+    assert!(!shows(&mut browser, "/dashboard/tokens", "data-token-id").await);
 }
 
 #[tokio::test]
@@ -219,14 +227,7 @@ async fn connecting_a_tool_runs_oauth_with_pkce_against_the_vendor() {
     let demo = Demo::start(&[]);
     let mut browser = signed_in(&demo, "alice").await;
     // Disconnect the demo's Linear connection first.
-    let page = browser
-        .submit(
-            "/dashboard/tools",
-            "/dashboard/tools/linear/disconnect",
-            &[],
-        )
-        .await;
-    assert_eq!(page.status, 200, "{}", page.text);
+    let page = disconnect(&mut browser, "linear").await;
     assert!(page.text.contains("disconnected"), "{}", page.text);
     let tools = browser.get("/dashboard/tools").await;
     assert!(
@@ -304,21 +305,7 @@ async fn connecting_a_tool_runs_oauth_with_pkce_against_the_vendor() {
     let body = String::from_utf8(body).unwrap();
     assert!(body.contains("code_verifier="), "{body}");
     assert!(body.contains("grant_type=authorization_code"), "{body}");
-    let reply = demo
-        .query(
-            demo.alice(),
-            &json!({ "query": "checkout timeouts", "connectors": ["linear"] }),
-        )
-        .await;
-    assert_eq!(reply.status, 200, "{reply}");
-    let linear = reply.body["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["connector"] == json!("linear"))
-        .cloned()
-        .unwrap_or_default();
-    assert!(linear.get("error").is_none_or(|e| e.is_null()), "{reply}");
+    answers(&demo, demo.alice(), "linear").await;
 }
 
 #[tokio::test]
@@ -359,13 +346,7 @@ async fn webhooks_are_registered_and_removed_on_the_dashboard() {
         )
         .await;
     assert_eq!(removed.status, 303);
-    assert!(
-        !browser
-            .get("/dashboard/webhooks")
-            .await
-            .text
-            .contains("data-webhook-id")
-    );
+    assert!(!shows(&mut browser, "/dashboard/webhooks", "data-webhook-id").await);
 }
 
 #[tokio::test]
@@ -443,6 +424,15 @@ async fn sso_as(browser: &mut Browser, email: &str) -> Page {
     assert_eq!(approved.status, 302, "{}", approved.text);
     let callback = approved.location.unwrap();
     browser.get(&callback).await
+}
+
+/// Signs `email` in with the identity provider in a new browser, and sees
+/// the dashboard as that person.
+async fn signs_in_by_sso(demo: &Demo, email: &str) {
+    let mut browser = Browser::new(demo);
+    let page = sso_as(&mut browser, email).await;
+    assert_eq!(page.status, 303, "{}", page.text);
+    assert!(shows(&mut browser, "/dashboard/tools", email).await);
 }
 
 /// The alert a refused sign-in shows.
@@ -629,16 +619,7 @@ async fn single_sign_on_refuses_what_it_cannot_trust() {
             .unwrap()
             .starts_with("fake-okta-ec-")
     );
-    let mut browser = Browser::new(&demo);
-    let page = sso_as(&mut browser, "bob@acme.test").await;
-    assert_eq!(page.status, 303, "{}", page.text);
-    assert!(
-        browser
-            .get("/dashboard/tools")
-            .await
-            .text
-            .contains("bob@acme.test")
-    );
+    signs_in_by_sso(&demo, "bob@acme.test").await;
 }
 
 /// Sign-ins started and never finished leave nothing on the server: one
@@ -653,16 +634,7 @@ async fn sign_ins_started_and_abandoned_cannot_lock_single_sign_on() {
         let page = Browser::new(&demo).get("/dashboard/sso/start").await;
         assert_eq!(page.status, 303, "{}", page.text);
     }
-    let mut browser = Browser::new(&demo);
-    let page = sso_as(&mut browser, "alice@acme.test").await;
-    assert_eq!(page.status, 303, "{}", page.text);
-    assert!(
-        browser
-            .get("/dashboard/tools")
-            .await
-            .text
-            .contains("alice@acme.test")
-    );
+    signs_in_by_sso(&demo, "alice@acme.test").await;
 }
 
 /// Connects `connector` for the signed-in person through the fake vendor,
@@ -686,11 +658,11 @@ async fn connect_with(browser: &mut Browser, connector: &str, settings: &[(&str,
     browser.get(&approved.location.unwrap()).await
 }
 
-/// Answers a query from one connector without error.
-async fn answers(demo: &Demo, connector: &str) {
+/// `token`'s query to one connector is answered by it without error.
+async fn answers(demo: &Demo, token: &str, connector: &str) {
     let reply = demo
         .query(
-            demo.bob(),
+            token,
             &json!({ "query": "checkout timeouts", "connectors": [connector] }),
         )
         .await;
@@ -742,7 +714,7 @@ async fn connecting_asks_for_the_settings_a_tool_needs() {
     }
     let done = connect_with(&mut browser, "zendesk", &[("setting.subdomain", "acme")]).await;
     assert_eq!(done.status, 303, "{}", done.text);
-    answers(&demo, "zendesk").await;
+    answers(&demo, demo.bob(), "zendesk").await;
     let requests = demo.fake("/_fake/requests").await;
     assert!(
         requests
@@ -756,18 +728,11 @@ async fn connecting_asks_for_the_settings_a_tool_needs() {
     // Salesforce's instance comes with the token: nothing to type.
     let done = connect_with(&mut browser, "salesforce", &[]).await;
     assert_eq!(done.status, 303, "{}", done.text);
-    answers(&demo, "salesforce").await;
+    answers(&demo, demo.bob(), "salesforce").await;
 
     // Trello issues tokens on its own legacy page, not by OAuth 2: no
     // Connect button, and a forged one is refused.
-    let page = browser
-        .submit(
-            "/dashboard/tools",
-            "/dashboard/tools/trello/disconnect",
-            &[],
-        )
-        .await;
-    assert_eq!(page.status, 200, "{}", page.text);
+    disconnect(&mut browser, "trello").await;
     let tools = browser.get("/dashboard/tools").await;
     assert!(!tools.text.contains("/dashboard/tools/trello/connect"));
     assert!(
@@ -783,7 +748,7 @@ async fn connecting_asks_for_the_settings_a_tool_needs() {
     // GitHub needs the search's bounds (a required setting).
     let done = connect_with(&mut browser, "github", &[("setting.scope", "org:acme")]).await;
     assert_eq!(done.status, 303, "{}", done.text);
-    answers(&demo, "github").await;
+    answers(&demo, demo.bob(), "github").await;
 }
 
 /// The registry of user data, proven on a whole life: alice leaves a record
