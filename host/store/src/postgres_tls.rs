@@ -159,21 +159,22 @@ fn client_config(mode: Mode, roots: Option<PathBuf>) -> Result<ClientConfig> {
     let builder = ClientConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
         .context("TLS for PostgreSQL")?;
-    let verifier: Arc<dyn ServerCertVerifier> = match mode {
-        Mode::Disable | Mode::Prefer | Mode::Require => Arc::new(Unchecked(provider)),
-        Mode::VerifyCa | Mode::VerifyFull => {
-            let chain = WebPkiServerVerifier::builder_with_provider(
+    let chain = match mode {
+        Mode::Disable | Mode::Prefer | Mode::Require => None,
+        Mode::VerifyCa | Mode::VerifyFull => Some(
+            WebPkiServerVerifier::builder_with_provider(
                 Arc::new(root_store(roots.as_ref())?),
-                provider,
+                provider.clone(),
             )
             .build()
-            .context("the PostgreSQL server's roots")?;
-            Arc::new(Checked {
-                chain,
-                check_name: mode == Mode::VerifyFull,
-            })
-        }
+            .context("the PostgreSQL server's roots")?,
+        ),
     };
+    let verifier = Arc::new(Verifier {
+        chain,
+        check_name: mode == Mode::VerifyFull,
+        provider,
+    });
     Ok(builder
         .dangerous()
         .with_custom_certificate_verifier(verifier)
@@ -207,16 +208,22 @@ fn root_store(path: Option<&PathBuf>) -> Result<RootCertStore> {
     Ok(store)
 }
 
-/// `verify-ca` and `verify-full`: the chain against the roots; the name
-/// only for `verify-full` (libpq's `verify-ca` accepts a certificate for
-/// another name).
+/// The server's certificate checked as the mode says. The handshake's
+/// signatures are checked in every mode, with the provider's algorithms
+/// (which is all `WebPkiServerVerifier` does for them too).
 #[derive(Debug)]
-struct Checked {
-    chain: Arc<WebPkiServerVerifier>,
+struct Verifier {
+    /// `verify-ca` and `verify-full`: the chain against the roots. `None`
+    /// for `prefer` and `require` without a root: encrypted, the server not
+    /// checked (libpq's meaning).
+    chain: Option<Arc<WebPkiServerVerifier>>,
+    /// Only for `verify-full` (libpq's `verify-ca` accepts a certificate
+    /// for another name).
     check_name: bool,
+    provider: Arc<CryptoProvider>,
 }
 
-impl ServerCertVerifier for Checked {
+impl ServerCertVerifier for Verifier {
     fn verify_server_cert(
         &self,
         end_entity: &CertificateDer<'_>,
@@ -225,10 +232,10 @@ impl ServerCertVerifier for Checked {
         ocsp: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
-        match self
-            .chain
-            .verify_server_cert(end_entity, intermediates, server_name, ocsp, now)
-        {
+        let Some(chain) = &self.chain else {
+            return Ok(ServerCertVerified::assertion());
+        };
+        match chain.verify_server_cert(end_entity, intermediates, server_name, ocsp, now) {
             Err(rustls::Error::InvalidCertificate(
                 CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
             )) if !self.check_name => Ok(ServerCertVerified::assertion()),
@@ -242,51 +249,11 @@ impl ServerCertVerifier for Checked {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.chain.verify_tls12_signature(message, cert, dss)
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.chain.verify_tls13_signature(message, cert, dss)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.chain.supported_verify_schemes()
-    }
-}
-
-/// `prefer` and `require` without a root: encrypted, the server not
-/// checked (libpq's meaning; the handshake's signatures still are).
-#[derive(Debug)]
-struct Unchecked(Arc<CryptoProvider>);
-
-impl ServerCertVerifier for Unchecked {
-    fn verify_server_cert(
-        &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp: &[u8],
-        _now: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        Ok(ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
         verify_tls12_signature(
             message,
             cert,
             dss,
-            &self.0.signature_verification_algorithms,
+            &self.provider.signature_verification_algorithms,
         )
     }
 
@@ -300,12 +267,14 @@ impl ServerCertVerifier for Unchecked {
             message,
             cert,
             dss,
-            &self.0.signature_verification_algorithms,
+            &self.provider.signature_verification_algorithms,
         )
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
+        self.provider
+            .signature_verification_algorithms
+            .supported_schemes()
     }
 }
 
