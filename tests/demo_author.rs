@@ -64,7 +64,7 @@ async fn status(demo: &Demo, token: &str, connector: &str) -> Option<String> {
         .map(|c| c["status"].as_str().unwrap().to_string())
 }
 
-/// The chunks one connector answered with.
+/// The chunks one connector answered with: some, and no error.
 fn chunks<'a>(reply: &'a Value, connector: &str) -> &'a Vec<Value> {
     let result = reply["results"]
         .as_array()
@@ -73,16 +73,43 @@ fn chunks<'a>(reply: &'a Value, connector: &str) -> &'a Vec<Value> {
         .find(|r| r["connector"] == connector)
         .unwrap_or_else(|| panic!("no result from {connector}: {reply}"));
     assert!(result.get("error").is_none(), "{result}");
-    result["chunks"].as_array().unwrap()
+    let chunks = result["chunks"].as_array().unwrap();
+    assert!(!chunks.is_empty(), "no chunks from {connector}: {reply}");
+    chunks
+}
+
+/// alice's answer to `query` from `connectors`, three results at most.
+async fn alice_asks(demo: &Demo, query: &str, connectors: &[&str]) -> Value {
+    let body = json!({ "query": query, "connectors": connectors, "max_results": 3 });
+    let reply = demo.query(demo.alice(), &body).await;
+    reply.expect(200, None);
+    reply.body
+}
+
+/// A fixtures folder holding the author's routes and their one issue.
+fn authors_fixtures() -> tempfile::TempDir {
+    let fixtures = tempfile::tempdir().unwrap();
+    std::fs::write(fixtures.path().join("routes.toml"), ROUTES).unwrap();
+    std::fs::write(fixtures.path().join("issues.json"), issues().to_string()).unwrap();
+    fixtures
+}
+
+/// `quarry demo` run with `args`, which it refuses: what it said.
+fn refused_demo(args: &[&str]) -> String {
+    let output = std::process::Command::new(quarry_tests::server::quarry_binary())
+        .arg("demo")
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
 #[tokio::test]
 async fn a_connector_installed_after_start_answers_from_the_authors_fake() {
     let plugins = tempfile::tempdir().unwrap();
     install(plugins.path(), "slack");
-    let fixtures = tempfile::tempdir().unwrap();
-    std::fs::write(fixtures.path().join("routes.toml"), ROUTES).unwrap();
-    std::fs::write(fixtures.path().join("issues.json"), issues().to_string()).unwrap();
+    let fixtures = authors_fixtures();
     let fake = FixtureServer::start(fixtures.path(), "127.0.0.1:0".parse().unwrap())
         .await
         .unwrap();
@@ -102,22 +129,13 @@ async fn a_connector_installed_after_start_answers_from_the_authors_fake() {
 
     // The demo's own fake vendors still answer: --fake and --fake-ca add
     // to its routes and CAs.
-    let reply = demo
-        .query(
-            demo.alice(),
-            &json!({ "query": "invoice", "connectors": ["slack"], "max_results": 3 }),
-        )
-        .await;
-    reply.expect(200, None);
-    let slack = chunks(&reply.body, "slack");
-    assert!(!slack.is_empty(), "{}", reply.body);
+    let reply = alice_asks(&demo, "invoice", &["slack"]).await;
     assert!(
-        slack.iter().all(|c| c["source_url"]
+        chunks(&reply, "slack").iter().all(|c| c["source_url"]
             .as_str()
             .unwrap()
             .starts_with("https://acme.slack.com/")),
-        "{}",
-        reply.body
+        "{reply}"
     );
 
     install(plugins.path(), "github");
@@ -142,27 +160,18 @@ async fn a_connector_installed_after_start_answers_from_the_authors_fake() {
         "every demo user is connected"
     );
 
-    let reply = demo
-        .query(
-            demo.alice(),
-            &json!({ "query": "roaster drum overheats", "connectors": ["github"], "max_results": 3 }),
-        )
-        .await;
-    reply.expect(200, None);
-    let github = chunks(&reply.body, "github");
-    assert!(!github.is_empty(), "{}", reply.body);
+    let reply = alice_asks(&demo, "roaster drum overheats", &["github"]).await;
+    let github = chunks(&reply, "github");
     assert!(
         github.iter().all(|c| c["source_url"] == FIXTURE_URL),
-        "{}",
-        reply.body
+        "{reply}"
     );
     assert!(
         github.iter().any(|c| c["content"]
             .as_str()
             .unwrap()
             .contains("only this fixture says so")),
-        "{}",
-        reply.body
+        "{reply}"
     );
     // The connector asked the author's fake with alice's demo credential
     // and the setting given.
@@ -193,43 +202,27 @@ async fn fixtures_served_by_the_demo_itself_answer_for_their_vendor() {
     let plugins = tempfile::tempdir().unwrap();
     install(plugins.path(), "github");
     install(plugins.path(), "slack");
-    let fixtures = tempfile::tempdir().unwrap();
-    std::fs::write(fixtures.path().join("routes.toml"), ROUTES).unwrap();
-    std::fs::write(fixtures.path().join("issues.json"), issues().to_string()).unwrap();
+    let fixtures = authors_fixtures();
     let demo = Demo::options()
         .plugins_dir(plugins.path())
         .arg("--fixtures")
         .arg(fixtures.path().to_str().unwrap())
         .start();
-    let reply = demo
-        .query(
-            demo.alice(),
-            &json!({ "query": "invoice retry", "connectors": ["github", "slack"], "max_results": 3 }),
-        )
-        .await;
-    reply.expect(200, None);
-    let github = chunks(&reply.body, "github");
-    assert!(!github.is_empty(), "{}", reply.body);
+    let reply = alice_asks(&demo, "invoice retry", &["github", "slack"]).await;
     assert!(
-        github.iter().all(|c| c["source_url"] == FIXTURE_URL),
-        "the fixtures answer for api.github.com: {}",
-        reply.body
+        chunks(&reply, "github")
+            .iter()
+            .all(|c| c["source_url"] == FIXTURE_URL),
+        "the fixtures answer for api.github.com: {reply}"
     );
-    assert!(
-        !chunks(&reply.body, "slack").is_empty(),
-        "the demo's fake vendors answer for the other hosts: {}",
-        reply.body
-    );
+    // The demo's fake vendors answer for the other hosts (`chunks` checks
+    // that there are some).
+    chunks(&reply, "slack");
 }
 
 #[test]
 fn a_bad_fake_flag_is_refused_with_the_reason() {
-    let output = std::process::Command::new(quarry_tests::server::quarry_binary())
-        .args(["demo", "--fake", "https://api.acme.example=127.0.0.1:9443"])
-        .output()
-        .unwrap();
-    assert!(!output.status.success());
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stderr = refused_demo(&["--fake", "https://api.acme.example=127.0.0.1:9443"]);
     assert!(stderr.contains("is not a host name"), "{stderr}");
 }
 
@@ -237,12 +230,7 @@ fn a_bad_fake_flag_is_refused_with_the_reason() {
 /// reach private addresses: it listens beyond this machine only when told.
 #[test]
 fn the_demo_listens_beyond_this_machine_only_when_told() {
-    let output = std::process::Command::new(quarry_tests::server::quarry_binary())
-        .args(["demo", "--listen", "0.0.0.0:0"])
-        .output()
-        .unwrap();
-    assert!(!output.status.success());
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stderr = refused_demo(&["--listen", "0.0.0.0:0"]);
     assert!(
         stderr.contains("reachable from other machines") && stderr.contains("--expose"),
         "{stderr}"
