@@ -35,6 +35,19 @@ pub struct ArchivedChunk<'a> {
     pub source: Option<Source>,
 }
 
+impl<'a> ArchivedChunk<'a> {
+    /// A chunk known by its text alone: no vector from the ranking (it is
+    /// embedded when indexed) and no source to show it again by.
+    pub fn text_only(connector: &'a str, content: &'a str) -> Self {
+        ArchivedChunk {
+            connector,
+            content,
+            vector: None,
+            source: None,
+        }
+    }
+}
+
 /// An answered query to archive, owned (it waits for a commit).
 pub struct Recording {
     pub user_id: String,

@@ -68,12 +68,7 @@ async fn one_size(size: usize, passages: &[String], queries: &[String]) -> Resul
             .collect();
         let chunks: Vec<ArchivedChunk<'_>> = texts
             .iter()
-            .map(|t| ArchivedChunk {
-                connector: "github",
-                content: t,
-                vector: None,
-                source: None,
-            })
+            .map(|t| ArchivedChunk::text_only("github", t))
             .collect();
         let question = &queries[q % queries.len()];
         let t = Instant::now();

@@ -14,25 +14,22 @@ fn scheduler(embedder: Arc<dyn Embedder>) -> Scheduler {
     Scheduler::start(embedder, None, 1, 16)
 }
 
-#[tokio::test]
-async fn recorded_chunks_are_found_after_a_restart_and_gone_after_removal() {
+/// A store in a folder of its own (kept while the `TempDir` lives) with
+/// one user in it.
+fn store_with_a_user() -> (tempfile::TempDir, Arc<Store>, quarry_store::User) {
     let dir = tempfile::tempdir().unwrap();
     let store = Arc::new(Store::open(dir.path(), None).unwrap());
     let user = store.create_user("a@b.c").unwrap();
+    (dir, store, user)
+}
+
+#[tokio::test]
+async fn recorded_chunks_are_found_after_a_restart_and_gone_after_removal() {
+    let (_dir, store, user) = store_with_a_user();
     let first = archive(store.clone());
     let chunks = [
-        ArchivedChunk {
-            connector: "github",
-            content: "checkout times out under load\n\"quoted\"",
-            vector: None,
-            source: None,
-        },
-        ArchivedChunk {
-            connector: "slack",
-            content: "lunch menu for friday",
-            vector: None,
-            source: None,
-        },
+        ArchivedChunk::text_only("github", "checkout times out under load\n\"quoted\""),
+        ArchivedChunk::text_only("slack", "lunch menu for friday"),
     ];
     assert_eq!(
         first
@@ -56,12 +53,7 @@ async fn recorded_chunks_are_found_after_a_restart_and_gone_after_removal() {
             &user.id,
             "qry_2",
             "menu",
-            &[ArchivedChunk {
-                connector: "notion",
-                content: "friday menu: soup",
-                vector: None,
-                source: None,
-            }],
+            &[ArchivedChunk::text_only("notion", "friday menu: soup")],
         )
         .unwrap();
     drop(first);
@@ -87,9 +79,7 @@ async fn recorded_chunks_are_found_after_a_restart_and_gone_after_removal() {
 
 #[tokio::test]
 async fn vectors_from_the_ranking_are_indexed_without_embedding_again() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Arc::new(Store::open(dir.path(), None).unwrap());
-    let user = store.create_user("a@b.c").unwrap();
+    let (_dir, store, user) = store_with_a_user();
     let archive = archive(store.clone());
     let model = HashedWords::new(64);
     let text = "quarterly revenue forecast";
@@ -146,9 +136,7 @@ async fn vectors_from_the_ranking_are_indexed_without_embedding_again() {
 
 #[tokio::test]
 async fn a_backlog_larger_than_the_exact_scan_is_indexed_before_searching() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Arc::new(Store::open(dir.path(), None).unwrap());
-    let user = store.create_user("a@b.c").unwrap();
+    let (_dir, store, user) = store_with_a_user();
     let archive = archive(store.clone());
     let texts: Vec<String> = (0..deep_search::QUEUED_SCAN_LIMIT + 10)
         .map(|n| format!("filler record number {n}"))
@@ -156,12 +144,7 @@ async fn a_backlog_larger_than_the_exact_scan_is_indexed_before_searching() {
         .collect();
     let chunks: Vec<ArchivedChunk<'_>> = texts
         .iter()
-        .map(|t| ArchivedChunk {
-            connector: "jira",
-            content: t,
-            vector: None,
-            source: None,
-        })
+        .map(|t| ArchivedChunk::text_only("jira", t))
         .collect();
     archive.record(&user.id, "qry_1", "q", &chunks).unwrap();
     let outcome = archive
@@ -177,21 +160,14 @@ async fn a_backlog_larger_than_the_exact_scan_is_indexed_before_searching() {
 
 #[tokio::test]
 async fn an_index_made_by_another_embedder_is_rebuilt() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Arc::new(Store::open(dir.path(), None).unwrap());
-    let user = store.create_user("a@b.c").unwrap();
+    let (_dir, store, user) = store_with_a_user();
     let first = archive(store.clone());
     first
         .record(
             &user.id,
             "qry_1",
             "q",
-            &[ArchivedChunk {
-                connector: "jira",
-                content: "database migration plan",
-                vector: None,
-                source: None,
-            }],
+            &[ArchivedChunk::text_only("jira", "database migration plan")],
         )
         .unwrap();
     first.index_now(&user.id).await.unwrap();
@@ -242,16 +218,9 @@ impl Embedder for Opposed {
 
 #[tokio::test]
 async fn similarities_stay_within_zero_and_one_indexed_or_queued() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Arc::new(Store::open(dir.path(), None).unwrap());
-    let user = store.create_user("a@b.c").unwrap();
+    let (_dir, store, user) = store_with_a_user();
     let archive = Archive::open(store, scheduler(Arc::new(Opposed))).unwrap();
-    let chunk = |content| ArchivedChunk {
-        connector: "slack",
-        content,
-        vector: None,
-        source: None,
-    };
+    let chunk = |content| ArchivedChunk::text_only("slack", content);
     archive
         .record(&user.id, "qry_1", "q", &[chunk("south wind")])
         .unwrap();

@@ -33,16 +33,9 @@ async fn answer(archive: &Archive, user_id: &str, query_id: &str, chunks: &[Arch
 /// the date window, whether that entry is indexed or still queued.
 #[tokio::test]
 async fn each_chunk_is_found_once_at_its_newest_entry_within_the_window() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Arc::new(Store::open(dir.path(), None).unwrap());
-    let user = store.create_user("a@b.c").unwrap();
+    let (_dir, store, user) = store_with_a_user();
     let first = archive(store.clone());
-    let chunk = |connector, content| ArchivedChunk {
-        connector,
-        content,
-        vector: None,
-        source: None,
-    };
+    let chunk = ArchivedChunk::text_only;
     let deploy = "the friday deploy froze checkout";
     // The same text from two tools is two chunks.
     let answered = [
@@ -151,16 +144,9 @@ async fn each_chunk_is_found_once_at_its_newest_entry_within_the_window() {
 /// chunks were kept: it is rebuilt from the entries.
 #[tokio::test]
 async fn an_index_stored_before_chunks_were_kept_is_rebuilt() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Arc::new(Store::open(dir.path(), None).unwrap());
-    let user = store.create_user("a@b.c").unwrap();
+    let (_dir, store, user) = store_with_a_user();
     let first = archive(store.clone());
-    let repeated = [ArchivedChunk {
-        connector: "jira",
-        content: "database migration plan",
-        vector: None,
-        source: None,
-    }];
+    let repeated = [ArchivedChunk::text_only("jira", "database migration plan")];
     for query_id in ["qry_1", "qry_2"] {
         answer(&first, &user.id, query_id, &repeated).await;
     }
@@ -296,12 +282,7 @@ async fn indexes_past_the_memory_budget_are_unloaded_and_load_again_when_searche
         (&ann, "ann's roadmap for march"),
         (&bob, "bob's invoice backlog"),
     ] {
-        let chunk = ArchivedChunk {
-            connector: "notion",
-            content: text,
-            vector: None,
-            source: None,
-        };
+        let chunk = ArchivedChunk::text_only("notion", text);
         archive.record(&user.id, "qry_1", text, &[chunk]).unwrap();
         archive.index_now(&user.id).await.unwrap();
     }
