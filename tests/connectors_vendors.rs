@@ -17,7 +17,7 @@ use quarry::connectors::manifest::{AuthScheme, Manifest, Method, RouteKind};
 use quarry::connectors::policy::{GuestRequest, admit};
 use quarry::connectors::{Document, ErrorKind, SearchRequest};
 use quarry_store::secret::Secret;
-use quarry_tests::{Harness, assert_cited_once, repo_root};
+use quarry_tests::{Harness, api_host, assert_cited_once, repo_root};
 
 /// The ten vendors after the first five (GitHub, Slack, Notion, Linear,
 /// Jira), in fake-saas's order.
@@ -48,23 +48,6 @@ fn request(query: &str, max_results: u32) -> SearchRequest {
             ("workspace".into(), dataset::ASANA_WORKSPACE_GID.into()),
         ],
         ..SearchRequest::default()
-    }
-}
-
-/// The host the connector's API lives on (faults are set per host).
-fn api_host(connector: &str) -> &'static str {
-    match connector {
-        "confluence" => "api.atlassian.com",
-        "google-drive" => "www.googleapis.com",
-        "gmail" => "gmail.googleapis.com",
-        "zendesk" => "acme.zendesk.com",
-        "hubspot" => "api.hubapi.com",
-        "salesforce" => "acme.my.salesforce.com",
-        "microsoft-365" => "graph.microsoft.com",
-        "asana" => "app.asana.com",
-        "trello" => "api.trello.com",
-        "intercom" => "api.intercom.io",
-        other => panic!("no host for {other}"),
     }
 }
 

@@ -241,6 +241,27 @@ pub fn assert_cited_once(connector: &str, docs: &[Document], known: &HashSet<Str
     assert_eq!(ids.len(), docs.len(), "{connector}: duplicate documents");
 }
 
+/// The host of a connector's search API: where the fake's faults are set.
+pub fn api_host(connector: &str) -> &'static str {
+    match connector {
+        "github" => "api.github.com",
+        "slack" => "slack.com",
+        "notion" => "api.notion.com",
+        "linear" => "api.linear.app",
+        "jira" | "confluence" => "api.atlassian.com",
+        "google-drive" => "www.googleapis.com",
+        "gmail" => "gmail.googleapis.com",
+        "zendesk" => "acme.zendesk.com",
+        "hubspot" => "api.hubapi.com",
+        "salesforce" => "acme.my.salesforce.com",
+        "microsoft-365" => "graph.microsoft.com",
+        "asana" => "app.asana.com",
+        "trello" => "api.trello.com",
+        "intercom" => "api.intercom.io",
+        other => panic!("no host for {other}"),
+    }
+}
+
 /// A search as the host would plan it for a plain keyword question.
 pub fn request(query: &str, max_results: u32) -> SearchRequest {
     SearchRequest {
