@@ -406,16 +406,7 @@ async fn answer(State(state): State<Arc<FixtureState>>, request: Request) -> Res
         host: host.clone(),
         path: request.path.to_string(),
         query: parts.uri.query().map(str::to_string),
-        headers: parts
-            .headers
-            .iter()
-            .map(|(n, v)| {
-                (
-                    n.as_str().to_string(),
-                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
-                )
-            })
-            .collect(),
+        headers: http::header_pairs(&parts.headers),
         body: body.to_vec(),
         received_ms: state.started.elapsed().as_millis() as u64,
         response: None,

@@ -26,6 +26,20 @@ impl Req {
     }
 }
 
+/// Headers as the fake records them: name (lower case, as `HeaderName`
+/// always is) and value, read as text even when it is not UTF-8.
+pub(crate) fn header_pairs(headers: &HeaderMap) -> Vec<(String, String)> {
+    headers
+        .iter()
+        .map(|(n, v)| {
+            (
+                n.as_str().to_string(),
+                String::from_utf8_lossy(v.as_bytes()).into_owned(),
+            )
+        })
+        .collect()
+}
+
 pub(crate) fn parse_pairs(s: &str) -> Vec<(String, String)> {
     form_urlencoded::parse(s.as_bytes())
         .map(|(k, v)| (k.into_owned(), v.into_owned()))

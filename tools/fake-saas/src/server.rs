@@ -141,16 +141,7 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
         host: req.host.clone(),
         path: req.path.clone(),
         query: req.query.clone(),
-        headers: req
-            .headers
-            .iter()
-            .map(|(n, v)| {
-                (
-                    n.as_str().to_ascii_lowercase(),
-                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
-                )
-            })
-            .collect(),
+        headers: http::header_pairs(&req.headers),
         body: req.body.to_vec(),
         received_ms: shared.started.elapsed().as_millis() as u64,
         response: None,
@@ -222,16 +213,7 @@ async fn recorded(shared: &Shared, place: usize, req: &Req, response: Response) 
         &req.path,
         RecordedResponse {
             status: parts.status.as_u16(),
-            headers: parts
-                .headers
-                .iter()
-                .map(|(n, v)| {
-                    (
-                        n.as_str().to_string(),
-                        String::from_utf8_lossy(v.as_bytes()).into_owned(),
-                    )
-                })
-                .collect(),
+            headers: http::header_pairs(&parts.headers),
             body: body.to_vec(),
             returned,
         },
