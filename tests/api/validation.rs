@@ -8,12 +8,18 @@ use serde_json::{Value, json};
 use super::{QUESTION, ask, assert_query_answer, generous_demo};
 
 /// Sends a raw body with `Content-Type: application/json`.
-async fn raw(demo: &Demo, body: &str) -> quarry_tests::server::Reply {
+async fn raw(demo: &Demo, body: impl AsRef<[u8]>) -> quarry_tests::server::Reply {
     demo.call(Method::POST, "/query")
         .token(demo.alice())
-        .raw(body.as_bytes().to_vec(), Some("application/json"))
+        .raw(body.as_ref().to_vec(), Some("application/json"))
         .send()
         .await
+}
+
+/// alice asks [`QUESTION`] of `connectors` (any JSON, valid or not).
+async fn ask_of(demo: &Demo, connectors: Value) -> quarry_tests::server::Reply {
+    let body = json!({ "query": QUESTION, "connectors": connectors });
+    demo.query(demo.alice(), &body).await
 }
 
 #[tokio::test]
@@ -131,7 +137,7 @@ async fn max_results_must_be_an_integer_from_1_to_100() {
     ] {
         let reply = raw(
             &demo,
-            &format!(r#"{{"query": "{QUESTION}", "max_results": {n}}}"#),
+            format!(r#"{{"query": "{QUESTION}", "max_results": {n}}}"#),
         )
         .await;
         assert_eq!(reply.status.as_u16(), 400, "max_results {n}: {reply}");
@@ -140,7 +146,7 @@ async fn max_results_must_be_an_integer_from_1_to_100() {
     // Valid JSON that no number type holds: a 400 too.
     let reply = raw(
         &demo,
-        &format!(r#"{{"query": "{QUESTION}", "max_results": 1e400}}"#),
+        format!(r#"{{"query": "{QUESTION}", "max_results": 1e400}}"#),
     )
     .await;
     reply.expect(400, Some("bad_request"));
@@ -191,21 +197,11 @@ async fn missing_unknown_and_duplicate_fields_are_400_naming_the_field() {
 #[tokio::test]
 async fn connectors_must_be_1_to_50_known_ids() {
     let demo = generous_demo();
-    let reply = demo
-        .query(
-            demo.alice(),
-            &json!({ "query": QUESTION, "connectors": [] }),
-        )
-        .await;
+    let reply = ask_of(&demo, json!([])).await;
     reply.expect_bad_request_naming("connectors");
 
     let many: Vec<String> = (0..51).map(|i| format!("tool{i}")).collect();
-    let reply = demo
-        .query(
-            demo.alice(),
-            &json!({ "query": QUESTION, "connectors": many }),
-        )
-        .await;
+    let reply = ask_of(&demo, json!(many)).await;
     reply.expect_bad_request_naming("connectors");
     assert!(
         reply.error_message().contains("50"),
@@ -216,21 +212,11 @@ async fn connectors_must_be_1_to_50_known_ids() {
     let many: Vec<&str> = (0..51)
         .map(|i| ["github", "slack", "jira"][i % 3])
         .collect();
-    let reply = demo
-        .query(
-            demo.alice(),
-            &json!({ "query": QUESTION, "connectors": many }),
-        )
-        .await;
+    let reply = ask_of(&demo, json!(many)).await;
     reply.expect_bad_request_naming("connectors");
     // 50 are fine (duplicates are ignored).
     let fifty: Vec<&str> = (0..50).map(|i| ["github", "slack"][i % 2]).collect();
-    let reply = demo
-        .query(
-            demo.alice(),
-            &json!({ "query": QUESTION, "connectors": fifty }),
-        )
-        .await;
+    let reply = ask_of(&demo, json!(fifty)).await;
     assert_query_answer(&reply, QUESTION, 10);
 
     for (asked, unknown) in [
@@ -245,12 +231,7 @@ async fn connectors_must_be_1_to_50_known_ids() {
         (json!(["../github"]), json!(["../github"])),
         (json!(["zeta", "alpha", "zeta"]), json!(["alpha", "zeta"])),
     ] {
-        let reply = demo
-            .query(
-                demo.alice(),
-                &json!({ "query": QUESTION, "connectors": asked }),
-            )
-            .await;
+        let reply = ask_of(&demo, asked.clone()).await;
         reply.expect(400, Some("bad_request"));
         let mut listed = reply.body["error"]["details"]["unknown_connectors"].clone();
         if let Some(list) = listed.as_array_mut() {
@@ -297,15 +278,7 @@ async fn bodies_that_are_not_a_json_object_are_400() {
         reply.expect(400, Some("bad_request"));
     }
     // Bytes that are not UTF-8.
-    let reply = demo
-        .call(Method::POST, "/query")
-        .token(demo.alice())
-        .raw(
-            b"{\"query\": \"\xff\xfe checkout\"}".to_vec(),
-            Some("application/json"),
-        )
-        .send()
-        .await;
+    let reply = raw(&demo, b"{\"query\": \"\xff\xfe checkout\"}").await;
     reply.expect(400, Some("bad_request"));
     // Nesting deeper than any parser should follow.
     let deep = format!(
@@ -313,7 +286,7 @@ async fn bodies_that_are_not_a_json_object_are_400() {
         "[".repeat(5000),
         "]".repeat(5000)
     );
-    raw(&demo, &deep).await.expect(400, Some("bad_request"));
+    raw(&demo, deep).await.expect(400, Some("bad_request"));
     // Whitespace around a valid object is fine.
     let reply = raw(&demo, "\n  {\"query\": \"checkout\"}  \n").await;
     assert_query_answer(&reply, "checkout", 10);
@@ -371,19 +344,9 @@ fn padded_body(size: usize) -> Vec<u8> {
 async fn bodies_over_64_kib_are_413() {
     let demo = generous_demo();
     // Exactly 64 KiB is accepted, one byte more is not.
-    let reply = demo
-        .call(Method::POST, "/query")
-        .token(demo.alice())
-        .raw(padded_body(65_536), Some("application/json"))
-        .send()
-        .await;
+    let reply = raw(&demo, padded_body(65_536)).await;
     assert_query_answer(&reply, QUESTION, 10);
-    let reply = demo
-        .call(Method::POST, "/query")
-        .token(demo.alice())
-        .raw(padded_body(65_537), Some("application/json"))
-        .send()
-        .await;
+    let reply = raw(&demo, padded_body(65_537)).await;
     reply.expect(413, Some("payload_too_large"));
     // Far over, and with a long query rather than padding.
     let huge = json!({ "query": "checkout ".repeat(20_000) });
