@@ -14,32 +14,14 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createRequire } from 'node:module';
-import { X509Certificate, createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 
-const demo = JSON.parse(requiredEnv('QUARRY_DEMO_LINE'));
-const modules = requiredEnv('QUARRY_BROWSER_MODULES');
-const shotsDir = requiredEnv('QUARRY_SCREENSHOT_DIR');
-const executablePath = process.env.QUARRY_CHROMIUM || '/usr/bin/chromium';
-const { chromium } = createRequire(path.join(modules, 'package.json'))('playwright-core');
+import { demo, launch, shotsDir } from './chromium.mjs';
 
 const origin = new URL(demo.dashboard_url).origin;
 // Not alice: the dashboard's visit deletes her account.
 const bob = demo.users.find((u) => u.email.startsWith('bob@'));
-
-function requiredEnv(name) {
-  const value = process.env[name];
-  if (!value) throw new Error(`${name} is not set: run tools/browser-tests`);
-  return value;
-}
-
-/** base64 SHA-256 of a certificate's SubjectPublicKeyInfo (Chromium's SPKI pin format). */
-function spkiHash(pem) {
-  const spki = new X509Certificate(pem).publicKey.export({ type: 'spki', format: 'der' });
-  return createHash('sha256').update(spki).digest('base64');
-}
 
 let browser;
 let page;
@@ -57,18 +39,7 @@ async function screenshot(name) {
 const violations = () => page.evaluate(() => window.cspViolations);
 
 test.before(async () => {
-  browser = await chromium.launch({
-    executablePath,
-    args: [
-      `--ignore-certificate-errors-spki-list=${spkiHash(fs.readFileSync(demo.ca_cert))}`,
-      '--disable-quic',
-      '--disable-gpu',
-    ],
-  });
-  const context = await browser.newContext({ viewport: { width: 1100, height: 800 }, locale: 'en-US' });
-  page = await context.newPage();
-  page.setDefaultTimeout(30_000);
-  page.setDefaultNavigationTimeout(60_000);
+  ({ browser, page } = await launch([fs.readFileSync(demo.ca_cert)]));
   page.on('console', (message) => {
     if (message.type() === 'error') problems.push(`console: ${message.text()} (${message.location().url})`);
   });

@@ -22,35 +22,18 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createRequire } from 'node:module';
-import { X509Certificate, createHash, randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import path from 'node:path';
 
-const demo = JSON.parse(requiredEnv('QUARRY_DEMO_LINE'));
-const modules = requiredEnv('QUARRY_BROWSER_MODULES');
-const shotsDir = requiredEnv('QUARRY_SCREENSHOT_DIR');
-const executablePath = process.env.QUARRY_CHROMIUM || '/usr/bin/chromium';
-const { chromium } = createRequire(path.join(modules, 'package.json'))('playwright-core');
+import { demo, launch, shotsDir } from './chromium.mjs';
 
 const origin = new URL(demo.dashboard_url).origin;
 const fakeOrigin = new URL(demo.fake_upstreams).origin;
 const alice = demo.users.find((u) => u.email === 'alice@acme.test');
 const cas = [fs.readFileSync(demo.ca_cert), fs.readFileSync(demo.fake_upstreams_ca_cert)];
-
-function requiredEnv(name) {
-  const value = process.env[name];
-  if (!value) throw new Error(`${name} is not set: run tools/browser-tests`);
-  return value;
-}
-
-/** base64 SHA-256 of a certificate's SubjectPublicKeyInfo (Chromium's SPKI pin format). */
-function spkiHash(pem) {
-  const spki = new X509Certificate(pem).publicKey.export({ type: 'spki', format: 'der' });
-  return createHash('sha256').update(spki).digest('base64');
-}
 
 /** One HTTPS request from node, trusting the two demo CAs only. */
 function request(method, url, { headers = {}, form, json } = {}) {
@@ -172,20 +155,7 @@ function step(t, name, fn) {
 
 test.before(async () => {
   fs.mkdirSync(shotsDir, { recursive: true });
-  browser = await chromium.launch({
-    executablePath,
-    args: [
-      `--ignore-certificate-errors-spki-list=${cas.map(spkiHash).join(',')}`,
-      // Playwright already turns off background networking, component
-      // updates and sync (this machine's network is closed); no GPU here.
-      '--disable-quic',
-      '--disable-gpu',
-    ],
-  });
-  const context = await browser.newContext({ viewport: { width: 1100, height: 800 }, locale: 'en-US' });
-  page = await context.newPage();
-  page.setDefaultTimeout(30_000);
-  page.setDefaultNavigationTimeout(60_000);
+  ({ browser, page } = await launch(cas));
   // Chromium logs an error for a page answered with 4xx (a wrong password's
   // 401, say); the steps check those statuses themselves, so only other
   // errors count: a subresource that failed, a CSP violation, a script.
