@@ -1073,6 +1073,20 @@ fn dataset_size() {
 
 // ------------------------------------------------------------------------- rate limits
 
+/// Spends `limit` calls of the caller's to `url`, each answered 200, then
+/// makes one more: its answer.
+async fn past_the_limit(
+    caller: &Caller,
+    url: &str,
+    query: &[(&str, &str)],
+    limit: usize,
+) -> reqwest::Response {
+    for _ in 0..limit {
+        assert_eq!(caller.get_with(url, query).await.status(), 200);
+    }
+    caller.get_with(url, query).await
+}
+
 /// With the declared rate limits on, a vendor refuses the call past its
 /// limit as it does (Slack: 429, `ratelimited`, Retry-After; GitHub's
 /// search: 403 with no request left), per token: another token still
@@ -1084,11 +1098,7 @@ async fn declared_rate_limits_refuse_as_the_vendors_do() {
     let slack = Caller::new(&client, "fake-slack-alice");
     let search = "https://slack.com/api/search.messages";
     // Tier 2: 20 a minute.
-    for _ in 0..20 {
-        let r = slack.get_with(search, &[("query", "checkout")]).await;
-        assert_eq!(r.status(), 200);
-    }
-    let r = slack.get_with(search, &[("query", "checkout")]).await;
+    let r = past_the_limit(&slack, search, &[("query", "checkout")], 20).await;
     assert_eq!(r.status(), 429);
     let wait: u32 = r.headers()["retry-after"]
         .to_str()
@@ -1107,11 +1117,7 @@ async fn declared_rate_limits_refuse_as_the_vendors_do() {
 
     let github = Caller::new(&client, "fake-github-alice");
     let issues = "https://api.github.com/search/issues";
-    for _ in 0..30 {
-        let r = github.get_with(issues, &[("q", "checkout is:issue")]).await;
-        assert_eq!(r.status(), 200);
-    }
-    let r = github.get_with(issues, &[("q", "checkout is:issue")]).await;
+    let r = past_the_limit(&github, issues, &[("q", "checkout is:issue")], 30).await;
     assert_eq!(r.status(), 403);
     assert_eq!(r.headers()["x-ratelimit-remaining"], "0");
     fake.set_rate_limits(false);
