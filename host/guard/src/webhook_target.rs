@@ -27,6 +27,19 @@ pub struct Policy {
     pub allow_private: bool,
 }
 
+impl Policy {
+    /// HTTPS to public addresses only.
+    pub const STRICT: Policy = Policy {
+        allow_plain_http: false,
+        allow_private: false,
+    };
+    /// Anything a URL may name: plain HTTP, private and loopback addresses.
+    pub const LAX: Policy = Policy {
+        allow_plain_http: true,
+        allow_private: true,
+    };
+}
+
 /// Checks a URL's form and scheme, and the address when it is an IP
 /// literal. The message names `url` (it is shown to the user as a 400).
 pub fn check_url(raw: &str, policy: Policy) -> Result<Url, String> {
@@ -88,21 +101,12 @@ fn literal(host: &Host<&str>) -> Option<IpAddr> {
 mod tests {
     use super::*;
 
-    const STRICT: Policy = Policy {
-        allow_plain_http: false,
-        allow_private: false,
-    };
-    const LAX: Policy = Policy {
-        allow_plain_http: true,
-        allow_private: true,
-    };
-
     #[test]
     fn plain_http_only_when_allowed() {
-        let error = check_url("http://1.1.1.1/hook", STRICT).unwrap_err();
+        let error = check_url("http://1.1.1.1/hook", Policy::STRICT).unwrap_err();
         assert!(error.contains("url") && error.contains("https"), "{error}");
-        assert!(check_url("http://1.1.1.1/hook", LAX).is_ok());
-        assert!(check_url("https://1.1.1.1:8443/hook?x=1", STRICT).is_ok());
+        assert!(check_url("http://1.1.1.1/hook", Policy::LAX).is_ok());
+        assert!(check_url("https://1.1.1.1:8443/hook?x=1", Policy::STRICT).is_ok());
     }
 
     #[test]
@@ -117,9 +121,9 @@ mod tests {
             "https://0.0.0.0/",
             "https://2130706433/hook",
         ] {
-            let error = check_url(url, STRICT).unwrap_err();
+            let error = check_url(url, Policy::STRICT).unwrap_err();
             assert!(error.contains("not a public address"), "{url}: {error}");
-            assert!(check_url(url, LAX).is_ok(), "{url}");
+            assert!(check_url(url, Policy::LAX).is_ok(), "{url}");
         }
     }
 
@@ -131,11 +135,11 @@ mod tests {
     fn a_url_accepted_at_registration_is_accepted_at_delivery() {
         let unicode = format!("https://{}example.com/hook", "é.".repeat(400));
         assert!(unicode.chars().count() <= MAX_URL_CHARS);
-        let error = check_url(&unicode, STRICT).unwrap_err();
+        let error = check_url(&unicode, Policy::STRICT).unwrap_err();
         assert!(error.starts_with("url must be at most"), "{error}");
         let fits = format!("https://{}example.com/hook", "é.".repeat(100));
-        let url = check_url(&fits, STRICT).unwrap();
-        assert_eq!(check_url(url.as_str(), STRICT).unwrap(), url);
+        let url = check_url(&fits, Policy::STRICT).unwrap();
+        assert_eq!(check_url(url.as_str(), Policy::STRICT).unwrap(), url);
     }
 
     #[test]
@@ -153,7 +157,7 @@ mod tests {
             "https://",
             long.as_str(),
         ] {
-            let error = check_url(bad, LAX).unwrap_err();
+            let error = check_url(bad, Policy::LAX).unwrap_err();
             assert!(error.starts_with("url"), "{bad:?}: {error}");
         }
     }

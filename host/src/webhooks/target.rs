@@ -50,27 +50,18 @@ mod tests {
     use crate::net::GuardedResolver;
     use reqwest::dns::Resolve;
 
-    const STRICT: Policy = Policy {
-        allow_plain_http: false,
-        allow_private: false,
-    };
-    const LAX: Policy = Policy {
-        allow_plain_http: true,
-        allow_private: true,
-    };
-
     #[tokio::test]
     async fn names_are_resolved_at_registration_unless_private_targets_are_allowed() {
-        let error = check_registration("https://localhost/hook", STRICT)
+        let error = check_registration("https://localhost/hook", Policy::STRICT)
             .await
             .unwrap_err();
         assert!(error.contains("not a public address"), "{error}");
         assert!(
-            check_registration("https://localhost/hook", LAX)
+            check_registration("https://localhost/hook", Policy::LAX)
                 .await
                 .is_ok()
         );
-        let error = check_registration("https://no-such-host.invalid/hook", STRICT)
+        let error = check_registration("https://no-such-host.invalid/hook", Policy::STRICT)
             .await
             .unwrap_err();
         assert!(error.contains("does not resolve"), "{error}");
