@@ -113,15 +113,7 @@ async fn records_are_mapped_field_for_field() {
 
     let (page, word) = quarry_tests::notion_page_and_title_word();
     let docs = h.search("notion", &request(&word, 10)).await.unwrap();
-    let doc = docs
-        .iter()
-        .find(|d| d.url == page.url)
-        .expect("the Notion page is found by its title");
-    assert_eq!(doc.title, page.title);
-    assert!(
-        doc.content.contains(page.blocks[0].text.trim()),
-        "page text comes from its blocks"
-    );
+    quarry_tests::assert_finds_notion_page(&docs, page);
 }
 
 #[tokio::test]

@@ -178,15 +178,8 @@ async fn the_javascript_connector_searches_notion_through_a_query_route() {
         h.fake.requests().len(),
         started.elapsed().as_secs_f64() * 1000.0,
     );
-    let doc = docs
-        .iter()
-        .find(|d| d.url == page.url)
-        .expect("the Notion page is found by its title");
-    assert_eq!(doc.title, page.title);
-    assert!(
-        doc.content.contains(page.blocks[0].text.trim()),
-        "the page's text comes from its blocks (a GET route)"
-    );
+    // The page's text comes from its blocks: a GET route.
+    quarry_tests::assert_finds_notion_page(&docs, page);
     // The search itself was a POST with a JSON body: a query route.
     let seen = h.fake.requests();
     let search = seen

@@ -288,3 +288,17 @@ pub fn notion_page_and_title_word() -> (&'static fake_saas::dataset::NotionPage,
         .to_lowercase();
     (page, word)
 }
+
+/// Asserts that `docs` hold `page` (from [`notion_page_and_title_word`]):
+/// found by its address, with its title and its first block's text.
+pub fn assert_finds_notion_page(docs: &[Document], page: &fake_saas::dataset::NotionPage) {
+    let doc = docs
+        .iter()
+        .find(|d| d.url == page.url)
+        .expect("the Notion page is found by its title");
+    assert_eq!(doc.title, page.title);
+    assert!(
+        doc.content.contains(page.blocks[0].text.trim()),
+        "the page's text comes from its blocks"
+    );
+}
