@@ -64,13 +64,7 @@ async fn wait_until_served(demo: &Demo, replica: usize) {
 
 async fn ready(demo: &Demo, replica: usize) -> u16 {
     let url = demo.replicas[replica].trim_end_matches("/v1").to_string() + "/readyz";
-    demo.client
-        .get(url)
-        .send()
-        .await
-        .expect("an answer")
-        .status()
-        .as_u16()
+    demo.fetch(&url).await.status().as_u16()
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -167,12 +167,7 @@ async fn without_a_token_the_challenge_leads_to_the_metadata() {
         "/.well-known/oauth-protected-resource/mcp",
         "/.well-known/oauth-protected-resource",
     ] {
-        let response = demo
-            .client
-            .get(format!("{origin}{path}"))
-            .send()
-            .await
-            .unwrap();
+        let response = demo.fetch(&format!("{origin}{path}")).await;
         assert_eq!(response.status(), StatusCode::OK, "{path}");
         let metadata: Value = response.json().await.unwrap();
         assert_eq!(metadata["resource"], demo.mcp_url, "{path}");

@@ -309,11 +309,8 @@ async fn the_authorization_server_keeps_the_rules_clients_rely_on() {
 
     // RFC 8414 metadata, as clients read it before anything else.
     let metadata: Value = demo
-        .client
-        .get(format!("{issuer}/.well-known/oauth-authorization-server"))
-        .send()
+        .fetch(&format!("{issuer}/.well-known/oauth-authorization-server"))
         .await
-        .unwrap()
         .json()
         .await
         .unwrap();

@@ -344,7 +344,7 @@ async fn the_metrics_show_the_indexes_and_the_heap_in_memory() {
     deep_search(&demo, &token, &json!({ "query": "checkout" }))
         .await
         .expect(200, None);
-    let reply = demo.client.get(demo.metrics_url()).send().await.unwrap();
+    let reply = demo.fetch(&demo.metrics_url()).await;
     let text = reply.text().await.unwrap();
     let gauge = |name: &str| {
         metric_value(&text, name).unwrap_or_else(|| panic!("{name} in /metrics:\n{text}"))

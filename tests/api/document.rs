@@ -177,12 +177,7 @@ async fn the_reference_page_loads_its_files_from_this_server_under_a_strict_csp(
             path.starts_with('/') && !path.starts_with("//"),
             "{path} is on this server"
         );
-        let response = demo
-            .client
-            .get(format!("{origin}{path}"))
-            .send()
-            .await
-            .unwrap();
+        let response = demo.fetch(&format!("{origin}{path}")).await;
         let (file, _) = Reply::read(response).await.unwrap();
         assert_eq!(file.status, 200, "GET {path}");
         let served_type = file.header("content-type").unwrap_or_default();
