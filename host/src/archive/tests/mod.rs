@@ -14,6 +14,13 @@ fn scheduler(embedder: Arc<dyn Embedder>) -> Scheduler {
     Scheduler::start(embedder, None, 1, 16)
 }
 
+/// What `read` finds in the user's index, which is loaded and built.
+fn read_loaded_index<R>(archive: &Archive, user_id: &str, read: impl FnOnce(&UserIndex) -> R) -> R {
+    let slot = archive.loaded_slot(user_id).expect("the index is loaded");
+    let index = slot.index.lock().unwrap();
+    read(index.as_ref().expect("the index is built"))
+}
+
 /// A store in a folder of its own (kept while the `TempDir` lives) with
 /// one user in it.
 fn store_with_a_user() -> (tempfile::TempDir, Arc<Store>, quarry_store::User) {
@@ -111,17 +118,7 @@ async fn vectors_from_the_ranking_are_indexed_without_embedding_again() {
         .map(|(seq, _)| seq)
         .collect();
     assert_eq!(queued, [1], "only the chunk without a usable vector waits");
-    assert!(
-        archive
-            .loaded_slot(&user.id)
-            .unwrap()
-            .index
-            .lock()
-            .unwrap()
-            .as_ref()
-            .unwrap()
-            .contains(0)
-    );
+    assert!(read_loaded_index(&archive, &user.id, |index| index.contains(0)));
 
     // The deep search scans the queued entry itself (no indexer runs
     // here) and stores its vector, so the indexer has nothing left.

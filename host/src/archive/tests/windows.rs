@@ -152,16 +152,7 @@ async fn an_index_stored_before_chunks_were_kept_is_rebuilt() {
     }
     first.index_now(&user.id).await.unwrap();
     // The stored index, as it was written before chunks were kept.
-    let bytes = first
-        .loaded_slot(&user.id)
-        .unwrap()
-        .index
-        .lock()
-        .unwrap()
-        .as_ref()
-        .unwrap()
-        .serialize()
-        .unwrap();
+    let bytes = read_loaded_index(&first, &user.id, |index| index.serialize().unwrap());
     let header_len = u32::from_le_bytes(bytes[..4].try_into().unwrap()) as usize;
     let mut header: serde_json::Value = serde_json::from_slice(&bytes[4..4 + header_len]).unwrap();
     assert!(header.as_object_mut().unwrap().remove("chunks").is_some());
