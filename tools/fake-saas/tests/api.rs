@@ -199,6 +199,15 @@ async fn github_search_pages_and_filters() {
     fake.shutdown().await;
 }
 
+/// GitHub's 422 to the search `q`: its first error's message, and the body.
+async fn unprocessable(alice: &Caller, search: &str, q: &str) -> (String, Value) {
+    let r = alice.get_with(search, &[("q", q)]).await;
+    assert_eq!(r.status(), 422);
+    let body = json_of(r).await;
+    let message = body["errors"][0]["message"].as_str().unwrap().to_string();
+    (message, body)
+}
+
 #[tokio::test]
 async fn github_rejections() {
     let (fake, client) = start().await;
@@ -206,26 +215,12 @@ async fn github_rejections() {
     // A GitHub App user token's search must say issues or pull requests,
     // and may hold at most five AND/OR/NOT.
     let search = "https://api.github.com/search/issues";
-    let r = alice.get_with(search, &[("q", "checkout")]).await;
-    assert_eq!(r.status(), 422);
-    let body = json_of(r).await;
-    assert!(
-        body["errors"][0]["message"]
-            .as_str()
-            .unwrap()
-            .contains("is:issue"),
-        "{body}"
-    );
+    let (message, body) = unprocessable(&alice, search, "checkout").await;
+    assert!(message.contains("is:issue"), "{body}");
     let six = "a OR b OR c OR d OR e OR f OR g is:issue";
-    let r = alice.get_with(search, &[("q", six)]).await;
-    assert_eq!(r.status(), 422);
-    let body = json_of(r).await;
+    let (message, body) = unprocessable(&alice, search, six).await;
     assert!(
-        body["errors"][0]["message"]
-            .as_str()
-            .unwrap()
-            .contains("five")
-            || body.to_string().contains("5"),
+        message.contains("five") || body.to_string().contains("5"),
         "{body}"
     );
     let five = "a OR b OR c OR d OR e OR f is:issue";
