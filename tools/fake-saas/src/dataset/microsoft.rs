@@ -116,9 +116,32 @@ struct Draft {
     story: String,
 }
 
+impl Draft {
+    /// A mail to the leadership list, its paragraphs apart, sent (and so
+    /// last changed) at `sent`.
+    fn mail_to_leadership(
+        subject: String,
+        paragraphs: &[String],
+        author: &'static super::Person,
+        sent: i64,
+        story: &str,
+    ) -> Draft {
+        Draft {
+            entity_type: "message",
+            name: subject,
+            text: paragraphs.join("\n\n"),
+            folder: "",
+            author,
+            recipients: vec![("Acme leadership".to_string(), LEADERSHIP_LIST.to_string())],
+            created: sent,
+            modified: sent,
+            story: story.to_string(),
+        }
+    }
+}
+
 fn build() -> Vec<M365Item> {
     let cto = &people()[super::people::MARCUS];
-    let leadership = ("Acme leadership".to_string(), LEADERSHIP_LIST.to_string());
     let mut drafts: Vec<Draft> = Vec::new();
     for d in derived() {
         let s = d.story;
@@ -183,25 +206,19 @@ fn build() -> Vec<M365Item> {
                     modified: d.at(d.end, 3 * 3600),
                     story: slug.clone(),
                 });
-                let created = d.at(d.end, 5 * 3600);
-                drafts.push(Draft {
-                    entity_type: "message",
-                    name: format!("Summary: {}", s.title),
-                    text: [
+                drafts.push(Draft::mail_to_leadership(
+                    format!("Summary: {}", s.title),
+                    &[
                         format!("{key}: {}", s.desc),
                         refs.clone(),
                         notion.clone(),
                         "Customer-facing follow-ups are tracked by support; the post-mortem is on the Engineering site under Postmortems.".into(),
                         format!("Marcus\n{}", cto.title),
-                    ]
-                    .join("\n\n"),
-                    folder: "",
-                    author: cto,
-                    recipients: vec![leadership.clone()],
-                    created,
-                    modified: created,
-                    story: slug.clone(),
-                });
+                    ],
+                    cto,
+                    d.at(d.end, 5 * 3600),
+                    &slug,
+                ));
             }
             Kind::Doc => {
                 let Some((title, blocks)) = s.notion else {
@@ -225,45 +242,33 @@ fn build() -> Vec<M365Item> {
                     modified: d.at(created, 4 * 86400),
                     story: slug.clone(),
                 });
-                let sent = d.at(created, 2 * 86400);
-                drafts.push(Draft {
-                    entity_type: "message",
-                    name: format!("For sign-off: {title}"),
-                    text: [
+                drafts.push(Draft::mail_to_leadership(
+                    format!("For sign-off: {title}"),
+                    &[
                         format!("{title} is ready for sign-off. {}", s.desc),
                         refs.clone(),
                         notion.clone(),
                         "Please reply with your go/no-go by Friday.".into(),
                         d.owner.name.clone(),
-                    ]
-                    .join("\n\n"),
-                    folder: "",
-                    author: d.owner,
-                    recipients: vec![leadership.clone()],
-                    created: sent,
-                    modified: sent,
-                    story: slug.clone(),
-                });
+                    ],
+                    d.owner,
+                    d.at(created, 2 * 86400),
+                    &slug,
+                ));
             }
             Kind::Task if slug == "black-friday-readiness" => {
-                let created = d.at(d.end, -2 * 86400);
-                drafts.push(Draft {
-                    entity_type: "message",
-                    name: format!("For sign-off: {}", s.title),
-                    text: [
+                drafts.push(Draft::mail_to_leadership(
+                    format!("For sign-off: {}", s.title),
+                    &[
                         format!("Black Friday readiness: {}", s.desc),
                         refs.clone(),
                         notion.clone(),
                         d.owner.name.clone(),
-                    ]
-                    .join("\n\n"),
-                    folder: "",
-                    author: d.owner,
-                    recipients: vec![leadership.clone()],
-                    created,
-                    modified: created,
-                    story: slug.clone(),
-                });
+                    ],
+                    d.owner,
+                    d.at(d.end, -2 * 86400),
+                    &slug,
+                ));
             }
             _ => {}
         }
