@@ -858,7 +858,28 @@ pub fn quarry_binary() -> PathBuf {
 /// demo's fake vendors and the crash tests' failpoints.
 fn build_quarry() {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let output = Command::new(cargo)
+    let mut command = Command::new(cargo);
+    // What cargo set for this test binary (its package's name and folder,
+    // its OUT_DIR...) is not the build's: build scripts that watch those
+    // variables (ring's) would see them changed, and everything above ring
+    // (rustls, reqwest, the server) would be compiled again here and again
+    // by the next `cargo build` from a shell.
+    for (name, _) in std::env::vars_os() {
+        let name = name.to_string_lossy();
+        let set_for_this_test = [
+            "CARGO_MANIFEST_",
+            "CARGO_PKG_",
+            "CARGO_CRATE_",
+            "CARGO_BIN_",
+        ]
+        .iter()
+        .any(|prefix| name.starts_with(prefix))
+            || ["CARGO_PRIMARY_PACKAGE", "CARGO_TARGET_TMPDIR", "OUT_DIR"].contains(&&*name);
+        if set_for_this_test {
+            command.env_remove(&*name);
+        }
+    }
+    let output = command
         .args(["build", "--quiet", "-p", "quarry", "--bin", "quarry"])
         .args(["--features", "demo,failpoints"])
         .current_dir(crate::repo_root())
