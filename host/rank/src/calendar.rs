@@ -13,13 +13,6 @@ use jiff::civil;
 pub const SECONDS_PER_HOUR: i64 = 3_600;
 pub const SECONDS_PER_DAY: i64 = 86_400;
 
-/// The current time in Unix seconds.
-pub fn now() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() as i64)
-}
-
 /// The Gregorian calendar repeats every 400 years, and 400 years are
 /// 146 097 days, a whole number of weeks. jiff's dates span the years -9999
 /// to 9999; any other year (a month counted back from "the last 99999

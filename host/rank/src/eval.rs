@@ -83,7 +83,7 @@ fn upstream_candidates(beir: &Beir) -> Vec<(&QueryLine, QueryPlan, Vec<usize>)> 
         .map(|i| beir.document_text(i))
         .collect();
     let upstream = Bm25::new(texts.iter().map(String::as_str));
-    let now = crate::calendar::now();
+    let now = jiff::Timestamp::now().as_second();
     beir.judged()
         .into_iter()
         .map(|query| {
