@@ -55,6 +55,10 @@ const SDK_SOURCES: &[(&str, &str)] = &[
         include_str!("../../../plugins/sdk/src/plan.rs"),
     ),
     (
+        "src/response.rs",
+        include_str!("../../../plugins/sdk/src/response.rs"),
+    ),
+    (
         "src/testing.rs",
         include_str!("../../../plugins/sdk/src/testing.rs"),
     ),

@@ -34,7 +34,7 @@ use std::cell::RefCell;
 
 use crate::SearchError;
 use crate::bindings::quarry::connector::http as host;
-use crate::http::Response;
+use crate::response::Response;
 use crate::url::decode;
 
 /// A request the connector sent, as the fake upstream saw it.
