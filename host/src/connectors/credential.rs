@@ -35,24 +35,24 @@ pub fn credential_header(
 mod tests {
     use super::*;
 
-    fn manifest() -> Manifest {
-        Manifest::parse(
+    #[test]
+    fn credential_goes_only_to_manifest_hosts() {
+        let m = Manifest::parse(
             r#"
             id = "t"
             label = "T"
             version = "1.0.0"
             wit = "1.0.0"
+            # The defaults, spelled out: they are what the test checks.
+            [auth]
+            scheme = "bearer"
+            hosts = ["api.example.com"]
             [[routes]]
             method = "GET"
             url = "https://api.example.com/search"
             "#,
         )
-        .unwrap()
-    }
-
-    #[test]
-    fn credential_goes_only_to_manifest_hosts() {
-        let m = manifest();
+        .unwrap();
         let token = Secret::new("tok");
         let own = Url::parse("https://api.example.com/search").unwrap();
         let other = Url::parse("https://other.example.org/").unwrap();

@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use anyhow::{Context, Result};
 use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition, TableError, TableHandle};
 
-use super::records::{Backend, Flow, RawRange, RawRead, RawWrite, Records, Visitor, Writer};
+use super::records::{Backend, Flow, Keep, RawRange, RawRead, RawWrite, Records, Visitor, Writer};
 
 fn table(space: &str) -> TableDefinition<'_, &'static [u8], &'static [u8]> {
     TableDefinition::new(space)
@@ -215,12 +215,7 @@ impl RawWrite for WriteTxn {
         Ok(old)
     }
 
-    fn retain(
-        &mut self,
-        space: &str,
-        range: RawRange<'_>,
-        keep: &mut dyn FnMut(&[u8], &[u8]) -> bool,
-    ) -> Result<u64> {
+    fn retain(&mut self, space: &str, range: RawRange<'_>, keep: &mut Keep<'_>) -> Result<u64> {
         let mut removed = 0;
         self.txn
             .open_table(table(space))?

@@ -36,7 +36,7 @@ use tokio_postgres::types::ToSql;
 
 use super::Unavailable;
 use super::migrations;
-use super::records::{Backend, Flow, RawRange, RawRead, RawWrite, Visitor};
+use super::records::{Backend, Flow, Keep, RawRange, RawRead, RawWrite, Visitor};
 
 /// The advisory lock every write transaction holds until it ends.
 const WRITER_LOCK: i64 = 0x7175_6172_7279_0001; // "quarry", 1
@@ -392,12 +392,7 @@ impl RawWrite for Txn {
         Ok(held.or_else(|| rows.first().map(|row| row.get(0))))
     }
 
-    fn retain(
-        &mut self,
-        space: &str,
-        range: RawRange<'_>,
-        keep: &mut dyn FnMut(&[u8], &[u8]) -> bool,
-    ) -> Result<u64> {
+    fn retain(&mut self, space: &str, range: RawRange<'_>, keep: &mut Keep<'_>) -> Result<u64> {
         self.send_puts()?;
         let mut refused: Vec<Vec<u8>> = Vec::new();
         self.each_row(space, range, &mut |key, value| {

@@ -57,6 +57,9 @@ pub enum Flow {
 /// Sees one record of a scan (key, value) and says whether to go on.
 pub type Visitor<'a> = dyn FnMut(&[u8], &[u8]) -> Result<Flow> + 'a;
 
+/// Sees one record of a retain (key, value) and says whether to keep it.
+pub type Keep<'a> = dyn FnMut(&[u8], &[u8]) -> bool + 'a;
+
 pub trait RawRead {
     fn get(&self, space: &str, key: &[u8]) -> Result<Option<Vec<u8>>>;
     /// Visits the records in `range` in key order until the visitor stops.
@@ -67,12 +70,7 @@ pub trait RawWrite: RawRead {
     fn put(&mut self, space: &str, key: &[u8], value: &[u8]) -> Result<()>;
     fn remove(&mut self, space: &str, key: &[u8]) -> Result<Option<Vec<u8>>>;
     /// Removes the records in `range` that `keep` refuses; how many.
-    fn retain(
-        &mut self,
-        space: &str,
-        range: RawRange<'_>,
-        keep: &mut dyn FnMut(&[u8], &[u8]) -> bool,
-    ) -> Result<u64>;
+    fn retain(&mut self, space: &str, range: RawRange<'_>, keep: &mut Keep<'_>) -> Result<u64>;
     fn commit(self: Box<Self>) -> Result<()>;
 }
 

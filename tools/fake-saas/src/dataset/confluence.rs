@@ -120,7 +120,10 @@ fn build() -> Vec<ConfluencePage> {
         let s = d.story;
         let links = d.links();
         let mut body = Body::default();
-        let (title, content_type, created, updated) = match s.kind {
+        // The page's title and type, when it was created, and how long
+        // after the story's end (or its creation, if later) it was last
+        // edited: a blog post never is.
+        let (title, content_type, created, edited_after) = match s.kind {
             Kind::Incident => {
                 body.h("Summary");
                 body.p(s.desc);
@@ -150,13 +153,11 @@ fn build() -> Vec<ConfluencePage> {
                     body.links(&tickets);
                 }
                 body.h("Follow-ups");
-                body.links(&links);
-                let created = d.at(d.start, 26 * 3600);
                 (
                     format!("Postmortem: {}", s.title),
                     "page",
-                    created,
-                    d.at(d.end.max(created), 2 * 86400),
+                    d.at(d.start, 26 * 3600),
+                    Some(2 * 86400),
                 )
             }
             Kind::Doc => {
@@ -175,13 +176,11 @@ fn build() -> Vec<ConfluencePage> {
                     "This page is a copy for the engineering wiki. The Notion page is the source of truth: {}",
                     d.info.notion_url.clone().unwrap_or_default()
                 ));
-                body.links(&links);
-                let created = d.at(d.start, 3 * 3600);
                 (
                     notion_title.to_string(),
                     "page",
-                    created,
-                    d.at(d.end.max(created), 86400),
+                    d.at(d.start, 3 * 3600),
+                    Some(86400),
                 )
             }
             Kind::Feature => {
@@ -192,13 +191,11 @@ fn build() -> Vec<ConfluencePage> {
                     body.p(&plain_slack(&pr.body));
                 }
                 body.h("Links");
-                body.links(&links);
-                let created = d.at(d.end, 4 * 3600);
                 (
                     format!("Shipped: {}", s.title),
                     "blogpost",
-                    created,
-                    created,
+                    d.at(d.end, 4 * 3600),
+                    None,
                 )
             }
             Kind::Bug | Kind::Task => {
@@ -218,16 +215,17 @@ fn build() -> Vec<ConfluencePage> {
                     ));
                 }
                 body.h("Links");
-                body.links(&links);
-                let created = d.at(d.start, 5 * 3600);
                 (
                     format!("Engineering notes: {}", s.title),
                     "page",
-                    created,
-                    d.at(d.end.max(created), 3600),
+                    d.at(d.start, 5 * 3600),
+                    Some(3600),
                 )
             }
         };
+        // Every page ends with the story's links.
+        body.links(&links);
+        let updated = edited_after.map_or(created, |after| d.at(d.end.max(created), after));
         let (key, space_name) = space(d);
         let id = (1_015_809 + i as u64 * 32_771 + d.h % 97).to_string();
         let webui = if content_type == "blogpost" {

@@ -80,6 +80,43 @@ struct Draft {
     story: String,
 }
 
+impl Draft {
+    /// An old or mistaken copy of this file, in the bin, made and last
+    /// changed `made` and `changed` seconds after this file was created.
+    fn binned_copy(&self, name: &str, text: &str, made: i64, changed: i64) -> Draft {
+        Draft {
+            name: name.into(),
+            mime: self.mime,
+            description: None,
+            text: text.into(),
+            owner: self.owner,
+            created: self.created + made,
+            modified: self.created + changed,
+            trashed: true,
+            story: self.story.clone(),
+        }
+    }
+}
+
+/// The copies in the bin: (story, name, text, made and last changed in
+/// seconds after the story's own file was created).
+const BINNED_COPIES: &[(&str, &str, &str, i64, i64)] = &[
+    (
+        "loyalty-points",
+        "PRD: Loyalty points (old draft)",
+        "Old draft of the loyalty points PRD: points per euro spent, expiry after 12 months. Superseded.",
+        -20 * 86400,
+        -19 * 86400,
+    ),
+    (
+        "q3-launch-plan",
+        "Q3 launch plan (copy)",
+        "Copy of the Q3 launch plan draft, made by mistake.",
+        3600,
+        7200,
+    ),
+];
+
 fn build() -> Vec<DriveFile> {
     let product = &people()[super::people::SOFIA];
     let sre = &people()[super::people::AISHA];
@@ -92,7 +129,8 @@ fn build() -> Vec<DriveFile> {
             .into_iter()
             .map(|(label, url)| format!("{label}: {url}"))
             .collect();
-        match s.kind {
+        // The story's own file.
+        let file = match s.kind {
             Kind::Feature => {
                 let mut text = vec![
                     format!("PRD: {}", s.title),
@@ -112,7 +150,7 @@ fn build() -> Vec<DriveFile> {
                 ];
                 text.extend(links.iter().cloned());
                 let created = d.start - 2 * 86400;
-                drafts.push(Draft {
+                Draft {
                     name: format!("PRD: {}", s.title),
                     mime: MIME_DOC,
                     description: Some(format!("Product requirements for {}", s.title)),
@@ -122,19 +160,6 @@ fn build() -> Vec<DriveFile> {
                     modified: d.at(d.end, -86400).max(created),
                     trashed: false,
                     story: slug.clone(),
-                });
-                if slug == "loyalty-points" {
-                    drafts.push(Draft {
-                        name: "PRD: Loyalty points (old draft)".into(),
-                        mime: MIME_DOC,
-                        description: None,
-                        text: "Old draft of the loyalty points PRD: points per euro spent, expiry after 12 months. Superseded.".into(),
-                        owner: product,
-                        created: created - 20 * 86400,
-                        modified: created - 19 * 86400,
-                        trashed: true,
-                        story: slug.clone(),
-                    });
                 }
             }
             Kind::Doc => {
@@ -160,30 +185,16 @@ fn build() -> Vec<DriveFile> {
                     }
                 }
                 text.extend(links.iter().cloned());
-                let created = d.start - 3 * 86400;
-                drafts.push(Draft {
+                Draft {
                     name: format!("{notion_title} (draft)"),
                     mime: MIME_DOC,
                     description: None,
                     text: text.join("\n"),
                     owner: d.owner,
-                    created,
+                    created: d.start - 3 * 86400,
                     modified: d.at(d.start, 86400),
                     trashed: false,
                     story: slug.clone(),
-                });
-                if slug == "q3-launch-plan" {
-                    drafts.push(Draft {
-                        name: "Q3 launch plan (copy)".into(),
-                        mime: MIME_DOC,
-                        description: None,
-                        text: "Copy of the Q3 launch plan draft, made by mistake.".into(),
-                        owner: d.owner,
-                        created: created + 3600,
-                        modified: created + 7200,
-                        trashed: true,
-                        story: slug.clone(),
-                    });
                 }
             }
             Kind::Incident => {
@@ -199,7 +210,7 @@ fn build() -> Vec<DriveFile> {
                 for l in &links {
                     csv.push(format!(",,{}", csv_field(l)));
                 }
-                drafts.push(Draft {
+                Draft {
                     name: format!("{} - timeline", s.title),
                     mime: MIME_SHEET,
                     description: Some(format!("Incident timeline. {}", s.desc)),
@@ -209,7 +220,7 @@ fn build() -> Vec<DriveFile> {
                     modified: d.at(d.end, 3 * 3600),
                     trashed: false,
                     story: slug.clone(),
-                });
+                }
             }
             Kind::Task if slug == "black-friday-readiness" => {
                 let summary = format!(
@@ -217,7 +228,7 @@ fn build() -> Vec<DriveFile> {
                     s.desc,
                     d.refs_sentence()
                 );
-                drafts.push(Draft {
+                Draft {
                     name: "Black Friday load test results.pdf".into(),
                     mime: MIME_PDF,
                     description: Some(summary.clone()),
@@ -227,10 +238,14 @@ fn build() -> Vec<DriveFile> {
                     modified: d.at(d.end, -86400),
                     trashed: false,
                     story: slug.clone(),
-                });
+                }
             }
-            _ => {}
+            _ => continue,
+        };
+        for &(_, name, text, made, changed) in BINNED_COPIES.iter().filter(|c| c.0 == slug) {
+            drafts.push(file.binned_copy(name, text, made, changed));
         }
+        drafts.push(file);
     }
     drafts.sort_by(|a, b| a.created.cmp(&b.created).then(a.name.cmp(&b.name)));
     drafts

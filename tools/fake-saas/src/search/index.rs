@@ -135,14 +135,7 @@ impl Index {
         query: &Query,
         keep: impl Fn(usize) -> bool,
     ) -> Vec<Hit> {
-        let view = self.view(*engine.stemming);
-        let matching = engine.matching();
-        self.scored(engine, query, |i| {
-            keep(i)
-                && query.expr.as_ref().is_none_or(|expr| {
-                    expr.holds(&|term| view.docs[i].occurrences(term, matching) > 0)
-                })
-        })
+        self.scored(engine, query, |i| keep(i) && self.matches(i, engine, query))
     }
 
     /// Every record `keep` lets through, scored by the words and phrases of
