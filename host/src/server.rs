@@ -14,6 +14,7 @@ use crate::api::{self, App};
 use crate::archive::Archive;
 use crate::config::Config;
 use crate::config::{BackendKind, EmbedderKind};
+use crate::connectors::upstream::Upstream;
 use crate::connectors::{NetworkConfig, Registry, RegistryConfig, Runtime, RuntimeConfig};
 use crate::coordination::Redis;
 use crate::deletion::Deletions;
@@ -200,10 +201,11 @@ fn replica_id(data_dir: &std::path::Path) -> Result<String> {
 async fn assemble(config: &Config, origin: crate::origin::PublicOrigin) -> Result<App> {
     let store = Arc::new(open_store(config)?);
     let network = network(config)?;
+    let upstream = Upstream::new(&network)?;
     let runtime = Runtime::new(RuntimeConfig {
         cache_dir: Some(config.data_dir.join("cache/components")),
         limits: config.sandbox,
-        network: network.clone(),
+        upstream: Arc::new(upstream.clone()),
         ..RuntimeConfig::default()
     })?;
     let registry = Registry::open(
@@ -239,14 +241,10 @@ async fn assemble(config: &Config, origin: crate::origin::PublicOrigin) -> Resul
     );
     let webhooks = Arc::new(Webhooks::new(store.clone(), config.webhooks.clone())?);
     // The host's own calls to vendors (revocation, refresh, the
-    // dashboard's token exchanges) under the same policy as the
-    // connectors' fetches.
-    let vendor_client = crate::net::client(crate::net::Purpose::Vendors {
-        host_overrides: &network.host_overrides,
-        extra_roots: &network.extra_root_certs,
-    })?;
+    // dashboard's token exchanges) through the connectors' client: the
+    // same policy, one connection pool.
     let vendors = Arc::new(crate::oauth::Vendors::new(
-        vendor_client,
+        upstream.client().clone(),
         config.oauth_clients.clone(),
     ));
     let refresher = Arc::new(crate::oauth::Refresher::new(

@@ -22,6 +22,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use fake_saas::{FakeSaas, FakeSaasConfig, Fault};
+use quarry::connectors::upstream::Upstream;
 use quarry::connectors::{
     ConnectorError, Document, ErrorKind, NetworkConfig, Registry, RegistryConfig, Runtime,
     RuntimeConfig, SearchRequest,
@@ -106,7 +107,7 @@ impl Harness {
         }
         let runtime = Runtime::new(RuntimeConfig {
             cache_dir: Some(component_cache()),
-            network: network_for(&fake),
+            upstream: Arc::new(Upstream::new(&network_for(&fake)).expect("upstream client")),
             ..RuntimeConfig::default()
         })
         .expect("runtime");

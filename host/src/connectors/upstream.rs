@@ -4,14 +4,14 @@
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
-use std::sync::Arc;
 
 use crate::net::{self, AddressDenied, Purpose};
 use anyhow::Result;
 
-use super::manifest::{Manifest, Method, SandboxLimits};
-use super::policy::{self, Admitted, Denied, GuestRequest, shown_url};
-use quarry_store::secret::Secret;
+use super::manifest::Method;
+use super::policy::{self, Admitted, GuestRequest, shown_url};
+use quarry_sandbox::fetch::{Fetch, Fetching};
+pub use quarry_sandbox::fetch::{FetchBudget, FetchError, GuestResponse};
 
 const MAX_REDIRECTS: usize = 5;
 
@@ -24,28 +24,6 @@ pub struct NetworkConfig {
     pub host_overrides: BTreeMap<String, SocketAddr>,
     /// Extra PEM root certificates to trust (the fake upstreams' CA).
     pub extra_root_certs: Vec<Vec<u8>>,
-}
-
-/// A response returned to the guest.
-#[derive(Debug, Clone)]
-pub struct GuestResponse {
-    pub status: u16,
-    pub headers: Vec<(String, String)>,
-    pub body: Vec<u8>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum FetchError {
-    Denied(String),
-    LimitExceeded(String),
-    Timeout,
-    Network(String),
-}
-
-impl From<Denied> for FetchError {
-    fn from(d: Denied) -> Self {
-        FetchError::Denied(d.0)
-    }
 }
 
 /// The shared HTTP client every connector call goes through.
@@ -219,12 +197,23 @@ fn log_what_was_sent(connector: &str, request: &Admitted) {
     );
 }
 
-/// What one connector call may still do.
-pub struct FetchBudget {
-    pub manifest: Arc<Manifest>,
-    pub limits: SandboxLimits,
-    pub credential: Option<Secret>,
-    pub used: u32,
+/// The sandbox's one way out.
+impl Fetch for Upstream {
+    fn fetch<'a>(
+        &'a self,
+        budget: &'a mut FetchBudget,
+        request: GuestRequest,
+    ) -> Fetching<'a, Result<GuestResponse, FetchError>> {
+        Box::pin(Upstream::fetch(self, budget, request))
+    }
+
+    fn fetch_many<'a>(
+        &'a self,
+        budget: &'a mut FetchBudget,
+        requests: Vec<GuestRequest>,
+    ) -> Fetching<'a, Vec<Result<GuestResponse, FetchError>>> {
+        Box::pin(Upstream::fetch_many(self, budget, requests))
+    }
 }
 
 fn redirect_target(

@@ -1,6 +1,6 @@
 //! What a guest's documents must be before the host cites them.
 
-use crate::connectors::Document;
+use crate::types::Document;
 
 /// Most bytes of one document's content.
 const MAX_DOCUMENT_BYTES: usize = 256 * 1024;

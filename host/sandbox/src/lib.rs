@@ -1,4 +1,5 @@
-//! The wasmtime side of connectors: the only module that touches wasmtime.
+//! The connector sandbox: the wasmtime side of connectors, and the only
+//! crate of the workspace that depends on wasmtime.
 //!
 //! - one [`Engine`] with the pooling allocator and epoch interruption;
 //! - [`Runtime::load`] compiles a component (or loads its serialized
@@ -7,13 +8,16 @@
 //!   path reporting every problem (for `quarry connector check`);
 //! - [`Runtime::search`] makes a fresh Store per call, instantiates, calls
 //!   `search`, and drops everything. Deadlines trap, memory is capped, and
-//!   every fetch goes through [`crate::connectors::upstream`].
+//!   every fetch goes through the host's [`Fetch`] (the one capability a
+//!   connector has; see [`fetch`]).
 
 mod cache;
 mod documents;
+pub mod fetch;
 pub mod imports;
 mod shares;
 mod state;
+mod types;
 mod v1;
 
 use std::path::PathBuf;
@@ -28,15 +32,14 @@ use wasmtime::{
     Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, UpdateDeadline,
 };
 
+pub use self::fetch::{Fetch, NoNetwork};
+pub use self::imports::ImportSummary;
 use self::shares::Shares;
 use self::state::CallState;
-use super::manifest::{Manifest, SandboxLimits};
-use super::problem::{Problem, join_errors};
-use super::upstream::{NetworkConfig, Upstream};
-use super::{ConnectorError, Document, ErrorKind, SearchRequest};
+pub use self::types::{ConnectorError, Document, ErrorKind, SearchRequest};
+use quarry_guard::manifest::{Manifest, SandboxLimits};
+use quarry_guard::problem::{Problem, join_errors};
 use quarry_store::secret::Secret;
-
-pub use imports::ImportSummary;
 
 /// How often the epoch advances: the granularity of deadlines and of the
 /// guest's cooperative yields to the async executor.
@@ -47,7 +50,7 @@ const DEADLINE_GRACE: Duration = Duration::from_millis(250);
 /// Most documents one call may return.
 const MAX_DOCUMENTS: usize = 1000;
 
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct RuntimeConfig {
     /// Where compiled components are cached (`None`: no cache).
     pub cache_dir: Option<PathBuf>,
@@ -58,7 +61,23 @@ pub struct RuntimeConfig {
     pub max_concurrent_calls_per_user: u32,
     /// The operator's ceilings for every connector.
     pub limits: SandboxLimits,
-    pub network: NetworkConfig,
+    /// Where the guests' fetches go (the host's upstream client; by
+    /// default, nowhere).
+    pub upstream: Arc<dyn Fetch>,
+}
+
+impl std::fmt::Debug for RuntimeConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RuntimeConfig")
+            .field("cache_dir", &self.cache_dir)
+            .field("max_concurrent_calls", &self.max_concurrent_calls)
+            .field(
+                "max_concurrent_calls_per_user",
+                &self.max_concurrent_calls_per_user,
+            )
+            .field("limits", &self.limits)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Default for RuntimeConfig {
@@ -68,7 +87,7 @@ impl Default for RuntimeConfig {
             max_concurrent_calls: 128,
             max_concurrent_calls_per_user: 32,
             limits: SandboxLimits::default(),
-            network: NetworkConfig::default(),
+            upstream: Arc::new(NoNetwork),
         }
     }
 }
@@ -82,7 +101,7 @@ pub struct Runtime {
 struct Inner {
     engine: Engine,
     linker: Linker<CallState>,
-    upstream: Upstream,
+    upstream: Arc<dyn Fetch>,
     slots: Semaphore,
     /// Each user's share of `slots`.
     shares: Shares,
@@ -144,7 +163,7 @@ impl Runtime {
             inner: Arc::new(Inner {
                 engine,
                 linker,
-                upstream: Upstream::new(&config.network)?,
+                upstream: config.upstream,
                 slots: Semaphore::new(config.max_concurrent_calls as usize),
                 shares: Shares::new(config.max_concurrent_calls_per_user),
                 limits: config.limits,

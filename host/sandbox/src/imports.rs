@@ -15,7 +15,7 @@
 use anyhow::{Result, bail};
 
 use super::v1;
-use crate::connectors::problem::Problem;
+use quarry_guard::problem::Problem;
 
 /// WASI 0.2 interfaces answered by the deny-all context.
 const DENY_ALL_WASI: &[&str] = &[
@@ -64,7 +64,7 @@ pub fn check<'a>(
 ) -> Result<ImportSummary> {
     let (summary, problems) = inspect(wit_major, imports);
     if !problems.is_empty() {
-        bail!("{}", crate::connectors::problem::join_errors(&problems));
+        bail!("{}", quarry_guard::problem::join_errors(&problems));
     }
     Ok(summary)
 }

@@ -9,16 +9,16 @@ use std::sync::Arc;
 use wasmtime::component::ResourceTable;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
-use crate::connectors::manifest::{Manifest, SandboxLimits};
-use crate::connectors::policy::GuestRequest;
-use crate::connectors::upstream::{FetchBudget, FetchError, GuestResponse, Upstream};
+use crate::fetch::{Fetch, FetchBudget, FetchError, GuestResponse};
+use quarry_guard::manifest::{Manifest, SandboxLimits};
+use quarry_guard::policy::GuestRequest;
 use quarry_store::secret::Secret;
 
 /// Most log lines one call may write; the rest are counted and dropped.
 const MAX_LOG_LINES: u32 = 200;
 const MAX_LOG_LINE: usize = 2048;
 pub struct CallState {
-    upstream: Upstream,
+    upstream: Arc<dyn Fetch>,
     budget: FetchBudget,
     logged: u32,
     pub(super) limiter: MemoryLimiter,
@@ -29,7 +29,7 @@ pub struct CallState {
 
 impl CallState {
     pub fn new(
-        upstream: Upstream,
+        upstream: Arc<dyn Fetch>,
         manifest: Arc<Manifest>,
         limits: SandboxLimits,
         credential: Option<Secret>,

@@ -6,14 +6,14 @@
 //! the host's types stay the same whatever version a connector targets.
 
 use super::state::CallState;
-use crate::connectors::manifest::Method;
-use crate::connectors::policy::GuestRequest;
-use crate::connectors::upstream::{FetchError, GuestResponse};
-use crate::connectors::{ConnectorError, Document, ErrorKind, SearchRequest};
+use crate::fetch::{FetchError, GuestResponse};
+use crate::types::{ConnectorError, Document, ErrorKind, SearchRequest};
+use quarry_guard::manifest::Method;
+use quarry_guard::policy::GuestRequest;
 
 wasmtime::component::bindgen!({
     world: "connector",
-    path: "../wit/v1.1",
+    path: "../../wit/v1.1",
     imports: {
         "quarry:connector/http.fetch": async,
         "quarry:connector/http.fetch-many": async,
