@@ -8,7 +8,6 @@ pub mod docs;
 pub mod gate;
 pub mod json;
 pub mod me;
-pub mod oauth;
 pub mod query;
 pub mod routes;
 pub mod webhooks;
@@ -98,7 +97,6 @@ pub fn router(app: App) -> Router {
         )
         .route("/readyz", get(ready))
         .route("/metrics", get(metrics))
-        .merge(oauth::routes())
         .merge(docs::asset_routes())
         .merge(v1)
         .with_state(app)

@@ -8,6 +8,10 @@
 //! sign-on), [`tools`], [`activity`] (what Quarry did: the person's
 //! questions and each tool's last day, from `usage`, drawn by `chart`),
 //! [`tokens`], [`webhooks`], [`account`]; [`templates`] renders them.
+//!
+//! It is also the authorization server's front door, all of `/oauth/*`:
+//! [`authorize`] (sign-in, then consent) and [`oauth`] (the issuer's
+//! endpoints for clients, outside the guard).
 
 pub mod account;
 pub mod activity;
@@ -16,6 +20,7 @@ mod chart;
 pub mod connect;
 pub mod device;
 mod logo;
+pub mod oauth;
 mod pending;
 pub mod session;
 mod settings;
@@ -148,6 +153,7 @@ pub fn router(dashboard: Arc<Dashboard>) -> Router {
             dashboard.clone(),
             guard,
         ))
+        .merge(oauth::routes())
         .with_state(dashboard)
 }
 

@@ -3,6 +3,7 @@
 //! the OAuth error response (RFC 6749 §5.2).
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 
 use axum::Json;
 use axum::body::Bytes;
@@ -11,7 +12,7 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
-use crate::api::App;
+use crate::dashboard::Dashboard;
 use crate::error::ApiError;
 use crate::limits::{Bucket, address};
 
@@ -118,8 +119,12 @@ pub(super) fn client_id(fields: &[(String, String)], max_chars: usize) -> Result
 
 /// Per client address, in `bucket` (like other requests without a token,
 /// or registrations).
-pub(super) async fn limited(app: &App, subject: &str, bucket: Bucket) -> Option<Response> {
-    let decision = match app.limiter.charge(subject, bucket).await {
+pub(super) async fn limited(
+    dashboard: &Dashboard,
+    subject: &str,
+    bucket: Bucket,
+) -> Option<Response> {
+    let decision = match dashboard.limiter.charge(subject, bucket).await {
         Ok(decision) => decision,
         Err(error) => return Some(ApiError::from(error).into_response()),
     };
@@ -141,21 +146,25 @@ pub(super) async fn limited(app: &App, subject: &str, bucket: Bucket) -> Option<
 /// rate limit: every handler starts with both checks.
 pub(super) struct OAuthForm(pub(super) Vec<(String, String)>);
 
-impl FromRequest<App> for OAuthForm {
+impl FromRequest<Arc<Dashboard>> for OAuthForm {
     type Rejection = Response;
 
-    async fn from_request(request: Request, app: &App) -> Result<Self, Self::Rejection> {
+    async fn from_request(
+        request: Request,
+        dashboard: &Arc<Dashboard>,
+    ) -> Result<Self, Self::Rejection> {
         let addr = request
             .extensions()
             .get::<ConnectInfo<SocketAddr>>()
             .map(|ConnectInfo(addr)| *addr);
         if let Some(addr) = addr
-            && let Some(refused) = limited(app, &address::subject(addr.ip()), Bucket::OAuth).await
+            && let Some(refused) =
+                limited(dashboard, &address::subject(addr.ip()), Bucket::OAuth).await
         {
             return Err(refused);
         }
         let headers = request.headers().clone();
-        let body = Bytes::from_request(request, app)
+        let body = Bytes::from_request(request, dashboard)
             .await
             .map_err(IntoResponse::into_response)?;
         form(&headers, &body)

@@ -9,11 +9,15 @@
 //! - `POST /oauth/register`: dynamic client registration (RFC 7591), JSON
 //! - `GET /.well-known/oauth-authorization-server` (RFC 8414)
 //!
-//! `/oauth/authorize`, where a person consents, is the dashboard's
-//! (`dashboard::authorize`). Browser-based MCP clients call these from
-//! other origins: they answer CORS preflights, and no cookie is involved.
+//! With `/oauth/authorize`, where a person signs in and consents
+//! (`super::authorize`), this is all of `/oauth/*`: the dashboard is the
+//! authorization server's one front door, as it is the person's. These
+//! endpoints are merged outside the dashboard's guard (no session, no
+//! CSRF form token): browser-based MCP clients call them from other
+//! origins, so they answer CORS preflights, and no cookie is involved.
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 
 use axum::body::Bytes;
 use axum::extract::{ConnectInfo, Request, State};
@@ -29,7 +33,7 @@ mod form;
 use self::form::{
     OAuthError, OAuthForm, client_id, field, has_content_type, limited, oauth_error, required,
 };
-use super::App;
+use super::Dashboard;
 use crate::issuer::authorization::Exchange;
 use crate::issuer::clients::ClientMetadata;
 use crate::issuer::{Issued, Poll, Renewal};
@@ -46,7 +50,7 @@ const MAX_REGISTRATION_BYTES: usize = 16 * 1024;
 
 pub const METADATA_PATH: &str = "/.well-known/oauth-authorization-server";
 
-pub fn routes() -> Router<App> {
+pub fn routes() -> Router<Arc<Dashboard>> {
     Router::new()
         .route("/oauth/device_authorization", post(device_authorization))
         .route("/oauth/token", post(token))
@@ -97,18 +101,18 @@ fn no_store(body: Value) -> Response {
 }
 
 async fn device_authorization(
-    State(app): State<App>,
+    State(dashboard): State<Arc<Dashboard>>,
     uri: Uri,
     headers: HeaderMap,
     OAuthForm(fields): OAuthForm,
 ) -> Result<Response, OAuthError> {
     let client = client_id(&fields, MAX_LABEL_CHARS)?.to_string();
-    let issuer = app.issuer.clone();
+    let issuer = dashboard.issuer.clone();
     let Ok(Ok(started)) = tokio::task::spawn_blocking(move || issuer.start_device(&client)).await
     else {
         return Ok(server_error());
     };
-    let base = public_base(&app, &uri, &headers);
+    let base = public_base(&dashboard, &uri, &headers);
     Ok(no_store(json!({
         "device_code": started.device_code,
         "user_code": started.user_code,
@@ -120,18 +124,18 @@ async fn device_authorization(
 }
 
 async fn token(
-    State(app): State<App>,
+    State(dashboard): State<Arc<Dashboard>>,
     OAuthForm(fields): OAuthForm,
 ) -> Result<Response, OAuthError> {
     let client = client_id(&fields, MAX_CLIENT_ID_CHARS)?.to_string();
     match required(&fields, "grant_type")? {
         "authorization_code" => {
-            check_resource(&app, &fields)?;
+            check_resource(&dashboard, &fields)?;
             let code = required(&fields, "code")?;
             let redirect_uri = required(&fields, "redirect_uri")?;
             let verifier = required(&fields, "code_verifier")?;
             Ok(
-                match app
+                match dashboard
                     .issuer
                     .exchange_code(code, &client, redirect_uri, verifier)
                 {
@@ -145,11 +149,11 @@ async fn token(
         }
         DEVICE_CODE_GRANT => {
             let code = required(&fields, "device_code")?;
-            Ok(poll_answer(app.issuer.poll_device(code, &client)))
+            Ok(poll_answer(dashboard.issuer.poll_device(code, &client)))
         }
         "refresh_token" => {
             let token = required(&fields, "refresh_token")?;
-            Ok(match app.issuer.refresh(token, &client) {
+            Ok(match dashboard.issuer.refresh(token, &client) {
                 Ok(Renewal::Issued(issued)) => issued_answer(&issued, None),
                 Ok(Renewal::InvalidGrant) => oauth_error(
                     StatusCode::BAD_REQUEST,
@@ -206,15 +210,15 @@ fn issued_answer(issued: &Issued, scope: Option<&Scope>) -> Response {
 
 /// RFC 8707: a `resource` a client names must be the one resource this
 /// server issues code-grant tokens for, `/mcp`.
-fn check_resource(app: &App, fields: &[(String, String)]) -> Result<(), OAuthError> {
+fn check_resource(dashboard: &Dashboard, fields: &[(String, String)]) -> Result<(), OAuthError> {
     match field(fields, "resource")? {
-        Some(resource) if resource.trim_end_matches('/') != app.issuer.origin.resource() => {
+        Some(resource) if resource.trim_end_matches('/') != dashboard.issuer.origin.resource() => {
             Err(oauth_error(
                 StatusCode::BAD_REQUEST,
                 "invalid_target",
                 format!(
                     "resource {resource:?} is not served here; tokens are for {}",
-                    app.issuer.origin.resource()
+                    dashboard.issuer.origin.resource()
                 ),
             ))
         }
@@ -228,13 +232,13 @@ const EVERYONE: &str = "*";
 /// `POST /oauth/register` (RFC 7591): a public client's metadata in, its
 /// id out. Counted per address in its own, small, rate limit.
 async fn register(
-    State(app): State<App>,
+    State(dashboard): State<Arc<Dashboard>>,
     ConnectInfo(addr): ConnectInfo<SocketAddr>,
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, OAuthError> {
     if let Some(refused) = limited(
-        &app,
+        &dashboard,
         &address::subject(addr.ip()),
         Bucket::ClientRegistration,
     )
@@ -245,7 +249,7 @@ async fn register(
     // Everyone's registrations together, whatever addresses they come
     // from (each is kept a day): checked after the address's own limit,
     // so that one address cannot use up everyone's.
-    if let Some(refused) = limited(&app, EVERYONE, Bucket::AllClientRegistrations).await {
+    if let Some(refused) = limited(&dashboard, EVERYONE, Bucket::AllClientRegistrations).await {
         return Ok(refused);
     }
     let is_json = has_content_type(&headers, "application/json");
@@ -266,7 +270,7 @@ async fn register(
     }
     let metadata: ClientMetadata = serde_json::from_slice(&body)
         .map_err(|e| metadata_error(format!("the body is not client metadata: {e}")))?;
-    let issuer = app.issuer.clone();
+    let issuer = dashboard.issuer.clone();
     let Ok(Ok(registered)) =
         tokio::task::spawn_blocking(move || issuer.register_client(metadata)).await
     else {
@@ -294,8 +298,8 @@ async fn register(
 }
 
 /// `GET /.well-known/oauth-authorization-server` (RFC 8414).
-async fn metadata(State(app): State<App>) -> Response {
-    let mut response = Json(server_metadata(app.issuer.origin.origin())).into_response();
+async fn metadata(State(dashboard): State<Arc<Dashboard>>) -> Response {
+    let mut response = Json(server_metadata(dashboard.issuer.origin.origin())).into_response();
     response.headers_mut().insert(
         header::CACHE_CONTROL,
         header::HeaderValue::from_static("public, max-age=3600"),
@@ -330,11 +334,11 @@ pub fn server_metadata(issuer: &str) -> Value {
 
 /// RFC 7009 §2.2: 200 whether or not the token was known.
 async fn revoke(
-    State(app): State<App>,
+    State(dashboard): State<Arc<Dashboard>>,
     OAuthForm(fields): OAuthForm,
 ) -> Result<Response, OAuthError> {
     let token = required(&fields, "token")?;
-    Ok(match app.issuer.revoke(token) {
+    Ok(match dashboard.issuer.revoke(token) {
         Ok(()) => (StatusCode::OK, [(header::CACHE_CONTROL, "no-store")]).into_response(),
         Err(_) => server_error(),
     })
@@ -351,7 +355,7 @@ fn server_error() -> Response {
 
 /// `https://host[:port]` as the client reached us (the verification page
 /// is on the same server).
-fn public_base(app: &App, uri: &Uri, headers: &HeaderMap) -> String {
+fn public_base(dashboard: &Dashboard, uri: &Uri, headers: &HeaderMap) -> String {
     // HTTP/2 carries the host in the URI's authority, HTTP/1.1 in `Host`.
     let host = uri
         .authority()
@@ -365,6 +369,10 @@ fn public_base(app: &App, uri: &Uri, headers: &HeaderMap) -> String {
         .unwrap_or("localhost");
     format!(
         "{}://{host}",
-        if app.issuer.https() { "https" } else { "http" }
+        if dashboard.issuer.https() {
+            "https"
+        } else {
+            "http"
+        }
     )
 }
