@@ -1,43 +1,72 @@
-//! Charging a request to the limits, as `/v1` and `/mcp` both do, and the
-//! six rate-limit headers that show the windows on their answers.
+//! Charging a request to the limits as `/v1` and `/mcp` both do, the
+//! contract's error for a refusal (also the MCP tools'), and the six
+//! rate-limit headers that show the windows on the answers.
 
 use axum::http::{HeaderMap, HeaderName, HeaderValue};
 use axum::response::{IntoResponse, Response};
 
 use super::{Gate, Identity};
 use crate::error::{ApiError, ErrorType};
-use crate::limits::{Bucket, Decision};
+use crate::limits::{Bucket, Decision, Refused};
 
-/// Charges `identity` (the address when there is none) in `bucket`: the
-/// one way `/v1` and `/mcp` charge a request. A token that could not be
-/// checked is charged to nobody (whose request it is is unknown: not the
-/// address, as an anonymous one would be), and answers 503 when storage is
-/// away, 500 otherwise; windows that cannot be read answer their error.
-/// Either answer carries a decision showing nothing remaining (the limits
-/// fail closed).
+/// A request turned away before it is answered, as the contract's error
+/// and the windows to show on it.
+pub struct Refusal {
+    pub error: ApiError,
+    pub decision: Decision,
+}
+
+impl Refusal {
+    /// The limits' refusal as the contract's error: a full window is a 429
+    /// naming `what` was limited; windows that could not be read answer
+    /// 503 when storage is away, 500 otherwise.
+    pub fn from_limits(refused: Refused, what: &str) -> Refusal {
+        match refused {
+            Refused::Full(decision) => Refusal {
+                error: limited(decision, what),
+                decision,
+            },
+            Refused::Unreadable(error, decision) => Refusal {
+                error: ApiError::from(error),
+                decision,
+            },
+        }
+    }
+
+    pub fn into_response(self) -> Response {
+        with_decision(self.error.into_response(), self.decision)
+    }
+}
+
+/// Charges `identity` (the address when there is none) in `bucket`, as
+/// `/v1` and `/mcp` both do (`what` names the endpoint in a 429). A token
+/// that could not be checked is charged to nobody (whose request it is is
+/// unknown: not the address, as an anonymous one would be), and answers
+/// 503 when storage is away, 500 otherwise, showing nothing remaining (the
+/// limits fail closed).
 pub async fn charge_identity(
     gate: &Gate,
     identity: Option<&Identity>,
     bucket: Bucket,
-) -> Result<Decision, Response> {
+    what: &str,
+) -> Result<Decision, Refusal> {
     if let Some(Identity::Unchecked { unavailable, .. }) = identity {
         let error = match unavailable {
             true => ApiError::unavailable("the bearer token could not be checked"),
             false => ApiError::internal("the bearer token could not be checked"),
         };
-        return Err(with_decision(
-            error.into_response(),
-            gate.limiter.unknown(bucket),
-        ));
+        let decision = gate.limiter.unknown(bucket);
+        return Err(Refusal { error, decision });
     }
     let subject = identity.map_or_else(|| "addr:unknown".to_string(), Identity::subject);
-    let charged = gate.limiter.charge(&subject, bucket).await;
-    charged.map_err(|error| unreadable_windows(gate, bucket, error))
+    let admitted = gate.limiter.admit(&subject, bucket).await;
+    admitted.map_err(|refused| Refusal::from_limits(refused, what))
 }
 
+/// The answer when the windows cannot be read (as when charging).
 pub(crate) fn unreadable_windows(gate: &Gate, bucket: Bucket, error: anyhow::Error) -> Response {
-    let response = ApiError::from(error).into_response();
-    with_decision(response, gate.limiter.unknown(bucket))
+    let refused = Refused::Unreadable(error, gate.limiter.unknown(bucket));
+    Refusal::from_limits(refused, bucket.name()).into_response()
 }
 
 pub fn with_decision(mut response: Response, decision: Decision) -> Response {
@@ -45,9 +74,8 @@ pub fn with_decision(mut response: Response, decision: Decision) -> Response {
     response
 }
 
-/// The 429 of a full window (`what` names what was limited; `/mcp` and
-/// its tools use it too).
-pub fn limited(decision: Decision, what: &str) -> ApiError {
+/// The 429 of a full window (`what` names what was limited).
+fn limited(decision: Decision, what: &str) -> ApiError {
     let window = if decision.remaining_day == 0 {
         "day"
     } else {

@@ -12,7 +12,7 @@ mod identity;
 use std::sync::Arc;
 
 pub use self::body::{MAX_BODY_BYTES, read_body};
-pub use self::charge::{charge_identity, decorate, limited, with_decision};
+pub use self::charge::{Refusal, charge_identity, decorate, with_decision};
 pub use self::identity::{Caller, Identity};
 use crate::deletion::Deletions;
 use crate::limits::Limiter;

@@ -22,7 +22,7 @@ use super::templates::{button_form, internal_error, message, signed_in_page, tab
 use super::usage::{self, Question, ToolUse, error_kind, label_of, outcome};
 use crate::calendar::rfc3339;
 use crate::connectors::Registry;
-use crate::limits::{Bucket, Decision};
+use crate::limits::{Bucket, Decision, Refused};
 use crate::query::{self, Answer, Chunk, ConnectorResult};
 
 /// Questions listed on the page.
@@ -198,12 +198,14 @@ pub async fn run_again(
     // Charged as `/v1/query` charges: the same bucket, the same windows.
     match dashboard
         .limiter
-        .charge(&session.user_id, Bucket::Query)
+        .admit(&session.user_id, Bucket::Query)
         .await
     {
-        Ok(decision) if decision.allowed => {}
-        Ok(decision) => return limited(&decision),
-        Err(error) => return internal_error("charging the query limits", error),
+        Ok(_) => {}
+        Err(Refused::Full(decision)) => return limited(&decision),
+        Err(Refused::Unreadable(error, _)) => {
+            return internal_error("charging the query limits", error);
+        }
     }
     let question = match dashboard
         .services

@@ -239,11 +239,11 @@ async fn client(
         // A fetch is a request this server makes for a stranger: counted
         // like a registration, per address.
         if issuer.documents.kept(client_id).is_none() {
-            let charged = dashboard
+            let admitted = dashboard
                 .limiter
-                .charge(&address::subject(ip), Bucket::ClientRegistration)
+                .admit(&address::subject(ip), Bucket::ClientRegistration)
                 .await;
-            if !charged.is_ok_and(|decision| decision.allowed) {
+            if admitted.is_err() {
                 return Err(Refusal(
                     StatusCode::TOO_MANY_REQUESTS,
                     "Too many applications were looked up from your address. Try again later."

@@ -105,6 +105,25 @@ impl Decision {
     }
 }
 
+/// Why [`Limiter::admit`] turned a request away.
+#[derive(Debug)]
+pub enum Refused {
+    /// A window is full: a 429, to be retried after `retry_after` seconds.
+    Full(Decision),
+    /// The windows could not be read (the store or Redis is away); the
+    /// decision shows nothing remaining until a short retry.
+    Unreadable(anyhow::Error, Decision),
+}
+
+impl Refused {
+    /// The windows to show on the refusal.
+    pub fn decision(&self) -> Decision {
+        match self {
+            Refused::Full(decision) | Refused::Unreadable(_, decision) => *decision,
+        }
+    }
+}
+
 /// When to retry while the windows cannot be read.
 const UNAVAILABLE_RETRY_SECONDS: i64 = 2;
 
@@ -160,10 +179,18 @@ impl Limiter {
         }
     }
 
-    /// Counts one request if both windows have room, and says what is left.
-    /// Returns once the count is durable (see the module's comment).
-    pub async fn charge(&self, subject: &str, bucket: Bucket) -> anyhow::Result<Decision> {
-        self.decide(subject, bucket, true).await
+    /// Charges one request to `subject` in `bucket`: the one way any front
+    /// door (`/v1`, `/mcp`, `/oauth/*`, the dashboard) draws on the limits,
+    /// each turning a [`Refused`] into its own answer. Counts the request
+    /// if both windows have room and returns what is left, once the count
+    /// is durable (see the module's comment). Windows that cannot be read
+    /// refuse the request: the limits fail closed.
+    pub async fn admit(&self, subject: &str, bucket: Bucket) -> Result<Decision, Refused> {
+        match self.decide(subject, bucket, true).await {
+            Ok(decision) if decision.allowed => Ok(decision),
+            Ok(decision) => Err(Refused::Full(decision)),
+            Err(error) => Err(Refused::Unreadable(error, self.unknown(bucket))),
+        }
     }
 
     /// The windows as they are, without counting (for replays, which are free).

@@ -20,7 +20,7 @@ use serde_json::json;
 
 use super::Mcp;
 use super::caller::{McpCaller, permission_of};
-use crate::access::{Identity, charge_identity, decorate, limited, read_body};
+use crate::access::{Identity, charge_identity, decorate, read_body};
 use crate::error::{ApiError, ErrorType};
 use crate::limits::{Bucket, Decision};
 use quarry_store::{Audience, Permission, Scope, User, random_hex};
@@ -78,17 +78,14 @@ async fn check(
         Identity::Valid(_) | Identity::Unchecked { .. } => BUCKET,
         _ => Bucket::Anonymous,
     };
-    let decision = match charge_identity(&mcp.gate, Some(&identity), bucket).await {
+    let decision = match charge_identity(&mcp.gate, Some(&identity), bucket, "/mcp").await {
         Ok(decision) => decision,
-        Err(refused) => {
-            let decision = refused.extensions().get::<Decision>().copied();
-            return (refused, user, decision);
+        Err(refusal) => {
+            let decision = refusal.decision;
+            return (refusal.into_response(), user, Some(decision));
         }
     };
     let answer = |response: Response| (response, user.clone(), Some(decision));
-    if !decision.allowed {
-        return answer(limited(decision, "/mcp").into_response());
-    }
     match identity {
         Identity::Valid(caller) => {
             parts.extensions.insert(McpCaller {

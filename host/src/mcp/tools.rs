@@ -29,7 +29,7 @@ use super::caller::McpCaller;
 use super::cancel::LegacyCancel;
 use super::progress::Reporter;
 use super::shapes::*;
-use crate::access::limited;
+use crate::access::Refusal;
 use crate::account::{self, ConnectorList};
 use crate::deep_search::{self, DeepSearchAnswer};
 use crate::error::ApiError;
@@ -328,10 +328,10 @@ impl ServerHandler for QuarryMcp {
 impl QuarryMcp {
     /// Draws one request on the user's `bucket` (429's `rate_limited`).
     async fn charge(&self, user: &User, bucket: Bucket, what: &str) -> Result<(), ApiError> {
-        let decision = self.mcp.services.limiter.charge(&user.id, bucket).await?;
-        match decision.allowed {
-            true => Ok(()),
-            false => Err(limited(decision, &format!("the {what} tool"))),
+        let admitted = self.mcp.services.limiter.admit(&user.id, bucket).await;
+        match admitted {
+            Ok(_) => Ok(()),
+            Err(refused) => Err(Refusal::from_limits(refused, &format!("the {what} tool")).error),
         }
     }
 

@@ -10,7 +10,7 @@ use axum::response::{IntoResponse, Response};
 
 use super::RequestStart;
 use crate::access::charge::unreadable_windows;
-use crate::access::{Gate, Identity, charge_identity, limited, with_decision};
+use crate::access::{Gate, Identity, Refusal, charge_identity, with_decision};
 use crate::api::routes::Endpoint;
 use crate::error::ApiError;
 use crate::limits::{Bucket, Decision};
@@ -35,15 +35,11 @@ fn subject_and_bucket(extensions: &Extensions) -> (String, Bucket) {
 
 /// Layer: charges the request; refuses it (429) when a window is full.
 pub async fn charge(State(gate): State<Gate>, request: Request, next: Next) -> Response {
-    let endpoint = request.extensions().get::<Endpoint>().copied();
     let decision = match charged(&gate, request.extensions()).await {
         Ok(decision) => decision,
-        Err(response) => return response,
+        Err(refusal) => return refusal.into_response(),
     };
-    if !decision.allowed {
-        return with_decision(rate_limited(decision, endpoint).into_response(), decision);
-    }
-    if endpoint == Some(Endpoint::Query)
+    if request.extensions().get::<Endpoint>() == Some(&Endpoint::Query)
         && let Some(RequestStart(started)) = request.extensions().get::<RequestStart>()
     {
         gate.metrics.observe_stage("auth_limits", started.elapsed());
@@ -51,10 +47,13 @@ pub async fn charge(State(gate): State<Gate>, request: Request, next: Next) -> R
     with_decision(next.run(request).await, decision)
 }
 
-/// Charges the request, durably (see `limits.rs`).
-async fn charged(gate: &Gate, extensions: &Extensions) -> Result<Decision, Response> {
+/// Charges the request, durably (see `limits.rs`); a 429 names the
+/// endpoint.
+async fn charged(gate: &Gate, extensions: &Extensions) -> Result<Decision, Refusal> {
     let (_, bucket) = subject_and_bucket(extensions);
-    charge_identity(gate, extensions.get::<Identity>(), bucket).await
+    let endpoint = extensions.get::<Endpoint>().copied();
+    let what = endpoint.map_or("this client", Endpoint::label);
+    charge_identity(gate, extensions.get::<Identity>(), bucket, what).await
 }
 
 /// The windows as they are, uncharged (an idempotent replay).
@@ -67,19 +66,8 @@ pub async fn peek(gate: &Gate, extensions: &Extensions) -> Result<Decision, Resp
 /// Answers `error` (a refused body), charged: the limits' 429 first when a
 /// window is full.
 pub async fn refuse(gate: &Gate, extensions: &Extensions, error: ApiError) -> Response {
-    let decision = match charged(gate, extensions).await {
-        Ok(decision) => decision,
-        Err(response) => return response,
-    };
-    let endpoint = extensions.get::<Endpoint>().copied();
-    let error = if decision.allowed {
-        error
-    } else {
-        rate_limited(decision, endpoint)
-    };
-    with_decision(error.into_response(), decision)
-}
-
-fn rate_limited(decision: Decision, endpoint: Option<Endpoint>) -> ApiError {
-    limited(decision, endpoint.map_or("this client", Endpoint::label))
+    match charged(gate, extensions).await {
+        Ok(decision) => with_decision(error.into_response(), decision),
+        Err(refusal) => refusal.into_response(),
+    }
 }

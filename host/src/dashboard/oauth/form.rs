@@ -14,7 +14,7 @@ use serde_json::json;
 
 use crate::dashboard::Dashboard;
 use crate::error::ApiError;
-use crate::limits::{Bucket, address};
+use crate::limits::{Bucket, Refused, address};
 
 /// An OAuth error response (RFC 6749 §5.2).
 pub(super) struct OAuthError {
@@ -124,22 +124,21 @@ pub(super) async fn limited(
     subject: &str,
     bucket: Bucket,
 ) -> Option<Response> {
-    let decision = match dashboard.limiter.charge(subject, bucket).await {
-        Ok(decision) => decision,
-        Err(error) => return Some(ApiError::from(error).into_response()),
+    let decision = match dashboard.limiter.admit(subject, bucket).await {
+        Ok(_) => return None,
+        Err(Refused::Full(decision)) => decision,
+        Err(Refused::Unreadable(error, _)) => return Some(ApiError::from(error).into_response()),
     };
-    (!decision.allowed).then(|| {
-        let mut response = oauth_error(
-            StatusCode::TOO_MANY_REQUESTS,
-            "slow_down",
-            format!("too many requests; retry in {} s", decision.retry_after),
-        )
-        .into_response();
-        if let Ok(value) = decision.retry_after.to_string().parse() {
-            response.headers_mut().insert(header::RETRY_AFTER, value);
-        }
-        response
-    })
+    let mut response = oauth_error(
+        StatusCode::TOO_MANY_REQUESTS,
+        "slow_down",
+        format!("too many requests; retry in {} s", decision.retry_after),
+    )
+    .into_response();
+    if let Ok(value) = decision.retry_after.to_string().parse() {
+        response.headers_mut().insert(header::RETRY_AFTER, value);
+    }
+    Some(response)
 }
 
 /// A form posted to one of these endpoints, from a client within its
