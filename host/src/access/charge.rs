@@ -65,8 +65,11 @@ pub async fn charge_identity(
 
 /// The answer when the windows cannot be read (as when charging).
 pub(crate) fn unreadable_windows(gate: &Gate, bucket: Bucket, error: anyhow::Error) -> Response {
-    let refused = Refused::Unreadable(error, gate.limiter.unknown(bucket));
-    Refusal::from_limits(refused, bucket.name()).into_response()
+    let refusal = Refusal {
+        error: ApiError::from(error),
+        decision: gate.limiter.unknown(bucket),
+    };
+    refusal.into_response()
 }
 
 pub fn with_decision(mut response: Response, decision: Decision) -> Response {

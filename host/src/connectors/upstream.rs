@@ -197,7 +197,10 @@ fn log_what_was_sent(connector: &str, request: &Admitted) {
     );
 }
 
-/// The sandbox's one way out.
+/// The sandbox's one way out: the trait's methods call the inherent ones
+/// above (`Upstream::fetch` names the inherent method, which a path
+/// prefers to the trait's), where the policy, the caps and the credential
+/// are applied.
 impl Fetch for Upstream {
     fn fetch<'a>(
         &'a self,

@@ -10,8 +10,10 @@
 //! [`tokens`], [`webhooks`], [`account`]; [`templates`] renders them.
 //!
 //! It is also the authorization server's front door, all of `/oauth/*`:
-//! [`authorize`] (sign-in, then consent) and [`oauth`] (the issuer's
-//! endpoints for clients, outside the guard).
+//! [`authorize`] (sign-in, then consent) and [`oauth_server`] (the
+//! issuer's endpoints for clients, outside the guard). (Quarry as an OAuth
+//! client of the vendors, connecting a tool, is [`connect`] and
+//! `crate::oauth`.)
 
 pub mod account;
 pub mod activity;
@@ -20,7 +22,7 @@ mod chart;
 pub mod connect;
 pub mod device;
 mod logo;
-pub mod oauth;
+pub mod oauth_server;
 mod pending;
 pub mod session;
 mod settings;
@@ -153,7 +155,7 @@ pub fn router(dashboard: Arc<Dashboard>) -> Router {
             dashboard.clone(),
             guard,
         ))
-        .merge(oauth::routes())
+        .merge(oauth_server::routes())
         .with_state(dashboard)
 }
 
@@ -169,7 +171,8 @@ pub const SPACES: &[quarry_store::Declared] = &[
 #[derive(Debug, Clone, Copy)]
 pub struct Peer(pub std::net::IpAddr);
 
-/// What every dashboard request goes through: the session (from its
+/// What every request to a dashboard page goes through (not the
+/// [`oauth_server`] endpoints, which take no cookie): the session (from its
 /// cookie, checked for expiry), the Origin check and the CSRF token on
 /// every POST, and the security headers on every response.
 pub async fn guard(

@@ -115,15 +115,6 @@ pub enum Refused {
     Unreadable(anyhow::Error, Decision),
 }
 
-impl Refused {
-    /// The windows to show on the refusal.
-    pub fn decision(&self) -> Decision {
-        match self {
-            Refused::Full(decision) | Refused::Unreadable(_, decision) => *decision,
-        }
-    }
-}
-
 /// When to retry while the windows cannot be read.
 const UNAVAILABLE_RETRY_SECONDS: i64 = 2;
 

@@ -32,7 +32,7 @@ pub mod json;
 pub mod log;
 pub mod page;
 pub mod plan;
-pub mod response;
+mod response;
 pub mod testing;
 pub mod text;
 pub mod time;
