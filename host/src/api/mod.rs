@@ -21,8 +21,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodRouter, delete, get, post};
 
 use self::routes::Endpoint;
-use crate::connectors::Registry;
-use crate::limits::{self, Limiter};
+use crate::limits;
 use crate::metrics::Metrics;
 use crate::search::Search;
 use crate::services::Services;
@@ -62,16 +61,11 @@ macro_rules! parts {
 
 parts! {
     store: Store,
-    registry: Registry,
-    limiter: Limiter,
     search: Search,
     metrics: Metrics,
     published: docs::Published,
     webhooks: Webhooks,
-    archive: crate::archive::Archive,
     deletions: crate::deletion::Deletions,
-    refresher: crate::oauth::Refresher,
-    issuer: crate::issuer::Issuer,
 }
 
 pub fn router(app: App) -> Router {
