@@ -28,8 +28,12 @@ pub struct GuestRequest {
     pub body: Option<Vec<u8>>,
 }
 
-/// A request the policy let through: parsed URL, cleaned headers.
+/// A request the policy let through: parsed URL, cleaned headers. Only
+/// [`admit`] makes one (`non_exhaustive`: no other crate can build it), so
+/// a function that takes an `Admitted` (the host's fetch) cannot be handed
+/// a request the policy did not see.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Admitted {
     pub method: Method,
     pub url: Url,

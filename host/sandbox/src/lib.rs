@@ -39,7 +39,7 @@ use self::state::CallState;
 pub use self::types::{ConnectorError, Document, ErrorKind, SearchRequest};
 use quarry_guard::manifest::{Manifest, SandboxLimits};
 use quarry_guard::problem::{Problem, join_errors};
-use quarry_store::secret::Secret;
+use quarry_secret::Secret;
 
 /// How often the epoch advances: the granularity of deadlines and of the
 /// guest's cooperative yields to the async executor.

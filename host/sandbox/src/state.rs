@@ -9,10 +9,10 @@ use std::sync::Arc;
 use wasmtime::component::ResourceTable;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
-use crate::fetch::{Fetch, FetchBudget, FetchError, GuestResponse};
+use crate::fetch::{self, Fetch, FetchBudget, FetchError, GuestResponse};
 use quarry_guard::manifest::{Manifest, SandboxLimits};
 use quarry_guard::policy::GuestRequest;
-use quarry_store::secret::Secret;
+use quarry_secret::Secret;
 
 /// Most log lines one call may write; the rest are counted and dropped.
 const MAX_LOG_LINES: u32 = 200;
@@ -54,7 +54,7 @@ impl CallState {
     }
 
     pub async fn fetch(&mut self, request: GuestRequest) -> Result<GuestResponse, FetchError> {
-        let result = self.upstream.fetch(&mut self.budget, request).await;
+        let result = fetch::fetch(self.upstream.as_ref(), &mut self.budget, request).await;
         if let Err(error) = &result {
             tracing::info!(connector = %self.budget.manifest.id, ?error, "fetch refused or failed");
         }
@@ -67,7 +67,7 @@ impl CallState {
         &mut self,
         requests: Vec<GuestRequest>,
     ) -> Vec<Result<GuestResponse, FetchError>> {
-        let results = self.upstream.fetch_many(&mut self.budget, requests).await;
+        let results = fetch::fetch_many(self.upstream.as_ref(), &mut self.budget, requests).await;
         let failed = results.iter().filter(|r| r.is_err()).count();
         if failed > 0 {
             tracing::info!(connector = %self.budget.manifest.id, failed, of = results.len(), "fetches of a batch refused or failed");

@@ -1,6 +1,7 @@
-//! Sending admitted requests upstream: address checks after DNS, redirects
-//! re-checked hop by hop, credential injection, and the per-call caps
-//! (fetch count, response size, time per fetch).
+//! Sending requests the sandbox admitted upstream: address checks after
+//! DNS, credential injection, the response size cap. (The policy, the
+//! fetch cap, the time per fetch and redirects are the sandbox's:
+//! `quarry_sandbox::fetch`.)
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -9,11 +10,9 @@ use crate::net::{self, AddressDenied, Purpose};
 use anyhow::Result;
 
 use super::manifest::Method;
-use super::policy::{self, Admitted, GuestRequest, shown_url};
+use super::policy::{Admitted, shown_url};
 use quarry_sandbox::fetch::{Fetch, Fetching};
 pub use quarry_sandbox::fetch::{FetchBudget, FetchError, GuestResponse};
-
-const MAX_REDIRECTS: usize = 5;
 
 /// How the host reaches upstreams.
 #[derive(Debug, Clone, Default)]
@@ -47,108 +46,14 @@ impl Upstream {
         &self.client
     }
 
-    /// Sends one guest request under the connector's policy and caps,
-    /// following redirects (each hop admitted anew).
-    pub async fn fetch(
-        &self,
-        call: &mut FetchBudget,
-        request: GuestRequest,
-    ) -> Result<GuestResponse, FetchError> {
-        if call.used >= call.limits.max_fetches {
-            return Err(FetchError::LimitExceeded(format!(
-                "this search already made {} fetches, the most allowed",
-                call.limits.max_fetches
-            )));
-        }
-        // Only requests that may leave count: a refused one costs the
-        // upstream nothing, and the call's deadline bounds a guest that
-        // keeps asking.
-        let admitted = policy::admit(&call.manifest, request)?;
-        call.used += 1;
-        let deadline = call.limits.fetch_timeout();
-        match tokio::time::timeout(deadline, self.follow(call, admitted)).await {
-            Ok(result) => result,
-            Err(_) => Err(FetchError::Timeout),
-        }
-    }
-
-    /// Sends a batch of independent guest requests concurrently, each under
-    /// exactly what [`Upstream::fetch`] applies, and returns one result per
-    /// request in the order given.
-    ///
-    /// Requests the policy refuses are answered `Denied` on their own and
-    /// cost nothing, as with a single fetch. The admitted ones are counted
-    /// against the call's fetch cap before any of them leaves: if they do
-    /// not all fit in what remains, none is sent and each is answered
-    /// `LimitExceeded` (the batch is refused whole, never cut). At most the
-    /// call's `max_concurrent_fetches` (at least one) are outstanding at once.
-    pub async fn fetch_many(
-        &self,
-        call: &mut FetchBudget,
-        requests: Vec<GuestRequest>,
-    ) -> Vec<Result<GuestResponse, FetchError>> {
-        use futures::StreamExt;
-
-        let admitted: Vec<Result<Admitted, FetchError>> = requests
-            .into_iter()
-            .map(|request| policy::admit(&call.manifest, request).map_err(FetchError::from))
-            .collect();
-        let wanted = admitted.iter().filter(|a| a.is_ok()).count() as u64;
-        let remaining = u64::from(call.limits.max_fetches.saturating_sub(call.used));
-        if wanted > remaining {
-            let why = format!(
-                "this batch needs {wanted} fetches and the search has {remaining} left of {}; none was sent",
-                call.limits.max_fetches
-            );
-            return admitted
-                .into_iter()
-                .map(|a| match a {
-                    Ok(_) => Err(FetchError::LimitExceeded(why.clone())),
-                    Err(e) => Err(e),
-                })
-                .collect();
-        }
-        call.used += wanted as u32;
-        let call: &FetchBudget = call;
-        let deadline = call.limits.fetch_timeout();
-        let in_flight = call.limits.max_concurrent_fetches.max(1) as usize;
-        futures::stream::iter(admitted)
-            .map(|admitted| async move {
-                let admitted = admitted?;
-                match tokio::time::timeout(deadline, self.follow(call, admitted)).await {
-                    Ok(result) => result,
-                    Err(_) => Err(FetchError::Timeout),
-                }
-            })
-            .buffered(in_flight)
-            .collect()
-            .await
-    }
-
-    async fn follow(
-        &self,
-        call: &FetchBudget,
-        mut request: Admitted,
-    ) -> Result<GuestResponse, FetchError> {
-        for _ in 0..=MAX_REDIRECTS {
-            let response = self.send(call, &request).await?;
-            let Some(next) = redirect_target(&request, &response)? else {
-                return read_capped(response, call.limits.max_response_bytes).await;
-            };
-            tracing::debug!(connector = %call.manifest.id, "following a redirect");
-            request = policy::admit(&call.manifest, next)
-                .map_err(|d| FetchError::Denied(format!("redirect refused: {d}")))?;
-        }
-        Err(FetchError::Denied(format!(
-            "more than {MAX_REDIRECTS} redirects"
-        )))
-    }
-
-    async fn send(
+    /// Sends one admitted request, with the user's credential where the
+    /// manifest puts it, and reads its answer within the call's size cap.
+    /// Redirects are not followed here: the sandbox admits each hop.
+    pub async fn send(
         &self,
         call: &FetchBudget,
         request: &Admitted,
-    ) -> Result<reqwest::Response, FetchError> {
+    ) -> Result<GuestResponse, FetchError> {
         let method = match request.method {
             Method::Get => reqwest::Method::GET,
             Method::Head => reqwest::Method::HEAD,
@@ -170,7 +75,8 @@ impl Upstream {
         }
         tracing::debug!(connector = %call.manifest.id, method = request.method.as_str(), url = %shown_url(&request.url), "fetch");
         log_what_was_sent(&call.manifest.id, request);
-        builder.send().await.map_err(network_error)
+        let response = builder.send().await.map_err(network_error)?;
+        read_capped(response, call.limits.max_response_bytes).await
     }
 }
 
@@ -197,62 +103,17 @@ fn log_what_was_sent(connector: &str, request: &Admitted) {
     );
 }
 
-/// The sandbox's one way out: the trait's methods call the inherent ones
-/// above (`Upstream::fetch` names the inherent method, which a path
-/// prefers to the trait's), where the policy, the caps and the credential
-/// are applied.
+/// The sandbox's one way out: the trait's method calls the inherent one
+/// above (`Upstream::send` names the inherent method, which a path prefers
+/// to the trait's).
 impl Fetch for Upstream {
-    fn fetch<'a>(
+    fn send<'a>(
         &'a self,
-        budget: &'a mut FetchBudget,
-        request: GuestRequest,
+        budget: &'a FetchBudget,
+        request: &'a Admitted,
     ) -> Fetching<'a, Result<GuestResponse, FetchError>> {
-        Box::pin(Upstream::fetch(self, budget, request))
+        Box::pin(Upstream::send(self, budget, request))
     }
-
-    fn fetch_many<'a>(
-        &'a self,
-        budget: &'a mut FetchBudget,
-        requests: Vec<GuestRequest>,
-    ) -> Fetching<'a, Vec<Result<GuestResponse, FetchError>>> {
-        Box::pin(Upstream::fetch_many(self, budget, requests))
-    }
-}
-
-fn redirect_target(
-    request: &Admitted,
-    response: &reqwest::Response,
-) -> Result<Option<GuestRequest>, FetchError> {
-    let status = response.status().as_u16();
-    if !matches!(status, 301 | 302 | 303 | 307 | 308) {
-        return Ok(None);
-    }
-    let Some(location) = response.headers().get(reqwest::header::LOCATION) else {
-        return Ok(None);
-    };
-    let location = location
-        .to_str()
-        .map_err(|_| FetchError::Denied("redirect Location is not text".into()))?;
-    let next = request
-        .url
-        .join(location)
-        .map_err(|e| FetchError::Denied(format!("redirect Location does not parse: {e}")))?;
-    // 307/308 repeat the request as it was; the others become a GET.
-    let keep_method = matches!(status, 307 | 308);
-    Ok(Some(GuestRequest {
-        method: if keep_method {
-            request.method
-        } else {
-            Method::Get
-        },
-        url: next.to_string(),
-        headers: request.headers.clone(),
-        body: if keep_method {
-            request.body.clone()
-        } else {
-            None
-        },
-    }))
 }
 
 async fn read_capped(

@@ -1,4 +1,5 @@
-//! A credential in memory: it can be used, but never printed or logged.
+//! A credential in memory: it can be used, but never printed or logged; and
+//! comparing secrets in constant time.
 
 use std::fmt;
 
