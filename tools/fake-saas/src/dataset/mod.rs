@@ -144,24 +144,42 @@ pub const GITHUB_REPOS: &[&str] = &["acme/shop", "acme/infra", "acme/mobile-app"
 pub const NOTION_WORKSPACE_ID: &str = "3f1b6a52-8d0e-4c7a-9b15-e2d4c6a8f901";
 /// The users that can sign in to every vendor (both see the same company data).
 pub const USERS: &[&str] = &["alice", "bob"];
-/// The vendors with a data API, as used in token names (`fake-<vendor>-<user>`).
-pub const VENDORS: &[&str] = &[
-    "github",
-    "slack",
-    "notion",
-    "linear",
-    "jira",
-    "confluence",
-    "google-drive",
-    "gmail",
-    "zendesk",
-    "hubspot",
-    "salesforce",
-    "microsoft-365",
-    "asana",
-    "trello",
-    "intercom",
-];
+/// Calls `$callback!` with the vendors that have a data API, as used in
+/// token names (`fake-<vendor>-<user>`), then `$extra` names: the one list
+/// behind [`VENDORS`] and the search declarations built in
+/// (`search::BUILT_IN`, which `include_str!` needs as literals).
+macro_rules! with_vendors {
+    ($callback:ident $(, $extra:literal)*) => {
+        $callback!(
+            "github",
+            "slack",
+            "notion",
+            "linear",
+            "jira",
+            "confluence",
+            "google-drive",
+            "gmail",
+            "zendesk",
+            "hubspot",
+            "salesforce",
+            "microsoft-365",
+            "asana",
+            "trello",
+            "intercom",
+            $($extra),*
+        );
+    };
+}
+pub(crate) use with_vendors;
+
+macro_rules! vendor_list {
+    ($($name:literal),* $(,)?) => {
+        /// The vendors with a data API, as used in token names
+        /// (`fake-<vendor>-<user>`).
+        pub const VENDORS: &[&str] = &[$($name),*];
+    };
+}
+with_vendors!(vendor_list);
 /// No record is later than this.
 pub const DATASET_END: &str = "2026-11-21T00:00:00Z";
 
