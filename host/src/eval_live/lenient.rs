@@ -27,6 +27,7 @@ const SCOPE: &str = "repo:eval/corpus";
 struct Answered {
     client: usize,
     vendor: usize,
+    q: String,
     returned: Vec<usize>,
 }
 
@@ -102,6 +103,7 @@ impl Lenient {
         self.answered.lock().expect("answered").push(Answered {
             client,
             vendor,
+            q: q.to_string(),
             returned: top.clone(),
         });
         top
@@ -152,6 +154,7 @@ impl Upstreams for Lenient {
             .filter(|a| a.client == client)
             .map(|a| Search {
                 connector: vendor_id(a.vendor),
+                sent: a.q.clone(),
                 returned: a.returned.clone(),
             })
             .collect()

@@ -84,6 +84,12 @@ pub struct EvalLiveArgs {
     /// build (the baseline) is measured the same way.
     #[arg(long)]
     pub server_bin: Option<PathBuf>,
+    /// Also write one JSON line per question to this file: its nDCG@10
+    /// live and offline (the ceiling), and what each search sent and how
+    /// many judged documents it returned; for seeing where a figure comes
+    /// from.
+    #[arg(long)]
+    pub per_query: Option<PathBuf>,
 }
 
 /// The question every client asks with.
@@ -155,6 +161,9 @@ pub async fn run(args: EvalLiveArgs) -> Result<()> {
     let live = score_live(&beir, &answers);
     let model = config.ranking.local_model().load()?;
     let ceiling = score_ceiling(&beir, &answers, &model)?;
+    if let Some(path) = &args.per_query {
+        scores::write_per_query(path, &beir, &answers, &model)?;
+    }
     let (zero, per_connector) = zero_result_rates(&answers, &connectors);
     let mut latencies: Vec<u64> = answers.iter().map(|a| a.millis).collect();
     latencies.sort_unstable();

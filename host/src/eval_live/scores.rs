@@ -61,35 +61,81 @@ pub(super) fn score_ceiling(
 ) -> Result<f64> {
     let mut ndcg = 0.0;
     for answer in answers {
-        let question = &beir.queries[answer.query];
-        // Each connector's documents once, in the order they came.
-        let mut documents: Vec<(&str, usize)> = Vec::new();
-        for search in &answer.searches {
-            for &document in &search.returned {
-                if !documents.contains(&(search.connector.as_str(), document)) {
-                    documents.push((search.connector.as_str(), document));
-                }
-            }
-        }
-        let candidates: Vec<Candidate> = documents
-            .iter()
-            .enumerate()
-            .map(|(position, &(connector, i))| Candidate {
-                connector,
-                document_index: position,
-                document_id: &beir.corpus[i].id,
-                title: &beir.corpus[i].title,
-                content: &beir.corpus[i].text,
-            })
-            .collect();
-        let plan = plan(&question.text, quarry_store::now());
-        let semantic = Semantic::new(model, &question.text, usize::MAX)?;
-        let ranked = crate::rank::rank(&plan, &candidates, MAX_RESULTS, Some(&semantic))?;
-        let order = ranked.iter().map(|r| documents[r.document_index].1);
-        let ids = top_ten_ids(beir, order);
-        ndcg += ndcg_at_10(&ids, &beir.qrels[&question.id]);
+        ndcg += ceiling_of(beir, answer, model)?;
     }
     Ok(ndcg / answers.len().max(1) as f64)
+}
+
+/// One answer's ceiling: see [`score_ceiling`].
+fn ceiling_of(beir: &Beir, answer: &LiveAnswer, model: &dyn Embedder) -> Result<f64> {
+    let question = &beir.queries[answer.query];
+    // Each connector's documents once, in the order they came.
+    let mut documents: Vec<(&str, usize)> = Vec::new();
+    for search in &answer.searches {
+        for &document in &search.returned {
+            if !documents.contains(&(search.connector.as_str(), document)) {
+                documents.push((search.connector.as_str(), document));
+            }
+        }
+    }
+    let candidates: Vec<Candidate> = documents
+        .iter()
+        .enumerate()
+        .map(|(position, &(connector, i))| Candidate {
+            connector,
+            document_index: position,
+            document_id: &beir.corpus[i].id,
+            title: &beir.corpus[i].title,
+            content: &beir.corpus[i].text,
+        })
+        .collect();
+    let plan = plan(&question.text, quarry_store::now());
+    let semantic = Semantic::new(model, &question.text, usize::MAX)?;
+    let ranked = crate::rank::rank(&plan, &candidates, MAX_RESULTS, Some(&semantic))?;
+    let order = ranked.iter().map(|r| documents[r.document_index].1);
+    let ids = top_ten_ids(beir, order);
+    Ok(ndcg_at_10(&ids, &beir.qrels[&question.id]))
+}
+
+/// Writes one JSON line per answer (`--per-query`): the question, its
+/// nDCG@10 live and offline, its judged documents, and each search's
+/// connector, what it sent, how many documents it returned and how many
+/// of them are judged relevant.
+pub(super) fn write_per_query(
+    path: &std::path::Path,
+    beir: &Beir,
+    answers: &[LiveAnswer],
+    model: &dyn Embedder,
+) -> Result<()> {
+    use std::io::Write;
+    let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
+    for answer in answers {
+        let question = &beir.queries[answer.query];
+        let judged = &beir.qrels[&question.id];
+        let relevant = |d: &usize| judged.get(&beir.corpus[*d].id).is_some_and(|g| *g > 0);
+        let searches: Vec<serde_json::Value> = answer
+            .searches
+            .iter()
+            .map(|s| {
+                serde_json::json!({
+                    "connector": s.connector,
+                    "sent": s.sent,
+                    "returned": s.returned.len(),
+                    "relevant": s.returned.iter().filter(|d| relevant(d)).count(),
+                })
+            })
+            .collect();
+        let line = serde_json::json!({
+            "query": question.text,
+            "ndcg": score_live(beir, std::slice::from_ref(answer)).ndcg,
+            "ceiling": ceiling_of(beir, answer, model)?,
+            "judged": judged.values().filter(|g| **g > 0).count(),
+            "searches": searches,
+        });
+        writeln!(out, "{line}")?;
+    }
+    out.flush()?;
+    Ok(())
 }
 
 /// The share of searches that found nothing: overall, and per connector

@@ -15,11 +15,13 @@ pub(super) struct Connection {
     pub settings: Vec<(String, String)>,
 }
 
-/// One search a connector made: which connector, and the corpus documents
-/// the vendor answered with (empty: it found nothing).
+/// One search a connector made: which connector, what it sent (the query
+/// string, or the body of a POST), and the corpus documents the vendor
+/// answered with (empty: it found nothing).
 #[derive(Clone, Debug)]
 pub(super) struct Search {
     pub connector: String,
+    pub sent: String,
     pub returned: Vec<usize>,
 }
 

@@ -68,8 +68,13 @@ impl VendorTrue {
         let tokens = self.tokens.lock().expect("tokens");
         let (owner, connector) = tokens.get(token)?;
         let returned = request.response.as_ref()?.returned.as_ref()?;
+        let sent = match &request.query {
+            Some(query) => query.clone(),
+            None => String::from_utf8_lossy(&request.body).into_owned(),
+        };
         (*owner == client).then(|| Search {
             connector: connector.clone(),
+            sent,
             returned: returned
                 .iter()
                 .filter_map(|url| self.document_of(url))
