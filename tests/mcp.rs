@@ -404,6 +404,15 @@ async fn bad_arguments_are_refused_with_what_is_wrong() {
         .tool("query", json!({ "query": "x", "connectors": ["nope"] }))
         .await;
     assert_eq!(tool_error(&answer)["type"], "bad_request");
+    let answer = alice
+        .tool("query", json!({ "query": "x", "keywords": [] }))
+        .await;
+    let error = tool_error(&answer);
+    assert_eq!(error["type"], "bad_request");
+    assert!(
+        error["message"].as_str().unwrap().contains("keywords"),
+        "{error}"
+    );
     // An unknown tool.
     let body = json!({
         "jsonrpc": "2.0", "id": 10, "method": "tools/call",

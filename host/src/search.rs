@@ -144,18 +144,27 @@ impl Search {
     }
 
     /// Answers `question` from `connectors` (the user's grants to use),
-    /// telling `progress` (if any) as each connector answers.
+    /// telling `progress` (if any) as each connector answers. The
+    /// connectors search for the caller's `keywords` when there are any,
+    /// otherwise for the terms planned from the question; the ranking
+    /// scores with both.
     pub async fn run(
         &self,
         user_id: &str,
         question: &str,
+        keywords: &[String],
         connectors: Vec<(String, Grant)>,
         max_results: usize,
         progress: Option<ProgressSender>,
     ) -> anyhow::Result<Answer> {
         let started = Instant::now();
-        let plan = rank::plan(question, now());
-        let request = search_request(&plan, max_results, connectors.len());
+        let asked = rank::plan(question, now());
+        let request = search_request(
+            &asked.searching_for(keywords),
+            max_results,
+            connectors.len(),
+        );
+        let plan = asked.also_ranking(keywords);
         let mut job = self.semantic.as_ref().map(|s| {
             let mut job = s.scheduler.job(user_id, Priority::Live, true);
             job.submit(QUESTION, question, 0);

@@ -54,6 +54,54 @@ async fn a_question_is_answered_by_every_connected_tool() {
     );
 }
 
+/// The connectors that answered with at least one chunk.
+fn answering(body: &Value) -> BTreeSet<String> {
+    body["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| !r["chunks"].as_array().unwrap().is_empty())
+        .map(|r| r["connector"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[tokio::test]
+async fn keywords_are_what_the_tools_search_for() {
+    let demo = generous_demo();
+    // Words no record holds: the vendors' searches find nothing...
+    let question = "zqxv wibbleflop";
+    let reply = demo.query(demo.alice(), &ask(question)).await;
+    assert_query_answer(&reply, question, 10);
+    assert!(answering(&reply.body).is_empty(), "{}", reply.body);
+    // ...unless the caller says what to look for.
+    let body = json!({ "query": question, "keywords": ["checkout", "timeout"] });
+    let reply = demo.query(demo.alice(), &body).await;
+    assert_query_answer(&reply, question, 10);
+    let answered = answering(&reply.body);
+    assert!(
+        answered.len() >= 3,
+        "the fake company's tools all talk about checkout timeouts: {answered:?}"
+    );
+    let github = reply.body["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["connector"] == json!("github"))
+        .unwrap();
+    let mentions = |chunk: &&Value| {
+        let text = format!("{} {}", chunk["content"], chunk["metadata"]["title"]).to_lowercase();
+        text.contains("checkout") || text.contains("timeout")
+    };
+    assert!(
+        github["chunks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| mentions(&c)),
+        "{github}"
+    );
+}
+
 #[tokio::test]
 async fn max_results_bounds_the_chunks_of_each_connector() {
     let demo = generous_demo();

@@ -56,6 +56,33 @@ async fn the_query_must_have_1_to_2000_characters_after_trimming() {
 }
 
 #[tokio::test]
+async fn keywords_are_1_to_10_strings_of_1_to_100_characters() {
+    let demo = generous_demo();
+    let long = "k".repeat(101);
+    let eleven: Vec<String> = (0..11).map(|i| format!("word{i}")).collect();
+    for keywords in [
+        json!([]),
+        json!(eleven),
+        json!(["checkout", "  "]),
+        json!([long]),
+        json!("checkout"),
+        json!([5]),
+        json!(null),
+    ] {
+        let body = json!({ "query": QUESTION, "keywords": keywords });
+        let reply = demo.query(demo.alice(), &body).await;
+        reply.expect_bad_request_naming("keyword");
+    }
+    let ten: Vec<String> = (0..10).map(|i| format!("word{i}")).collect();
+    let hundred = format!("  {}  ", "k".repeat(100));
+    for keywords in [json!(ten), json!([hundred, "gateway timeout"])] {
+        let body = json!({ "query": QUESTION, "keywords": keywords });
+        let reply = demo.query(demo.alice(), &body).await;
+        assert_query_answer(&reply, QUESTION, 10);
+    }
+}
+
+#[tokio::test]
 async fn wrong_types_and_nulls_are_400_naming_the_field() {
     let demo = generous_demo();
     let cases: Vec<(Value, &str)> = vec![

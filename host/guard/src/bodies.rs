@@ -13,6 +13,8 @@ use crate::json::{Body, present};
 pub struct QueryBody {
     pub query: String,
     #[serde(default, deserialize_with = "present")]
+    pub keywords: Option<Vec<String>>,
+    #[serde(default, deserialize_with = "present")]
     pub connectors: Option<Vec<String>>,
     #[serde(default, deserialize_with = "present")]
     pub max_results: Option<i64>,
@@ -22,6 +24,9 @@ impl Body for QueryBody {
     fn expectation(field: &str) -> Option<&'static str> {
         match field {
             "query" => Some("query must be a string of 1 to 2000 characters"),
+            "keywords" => {
+                Some("keywords must be an array of 1 to 10 strings of 1 to 100 characters")
+            }
             "connectors" => Some("connectors must be an array of 1 to 50 connector ids (strings)"),
             "max_results" => Some("max_results must be an integer between 1 and 100"),
             _ => None,

@@ -64,6 +64,56 @@ pub fn plan(question: &str, now_unix: i64) -> QueryPlan {
     }
 }
 
+impl QueryPlan {
+    /// The plan with the caller's own search terms in place of the ones
+    /// planned from the question (an assistant knows the names,
+    /// identifiers and synonyms a record is likely to hold): a keyword of
+    /// one word is a term, one of several words a phrase. The question
+    /// still gives the time range. Keywords are taken as they are, stop
+    /// words included: the caller chose them. Without a keyword that has a
+    /// word, the plan is unchanged.
+    pub fn searching_for(&self, keywords: &[String]) -> QueryPlan {
+        let (terms, phrases) = keyword_terms(keywords);
+        if terms.is_empty() && phrases.is_empty() {
+            return self.clone();
+        }
+        let quoted = phrases.iter().map(|phrase| format!("\"{phrase}\""));
+        let keywords = terms.iter().cloned().chain(quoted).collect::<Vec<_>>();
+        QueryPlan {
+            keywords: keywords.join(" "),
+            terms,
+            phrases,
+            ..self.clone()
+        }
+    }
+
+    /// The plan with the caller's keywords added after the question's own
+    /// terms and phrases: what the ranking scores passages with.
+    pub fn also_ranking(&self, keywords: &[String]) -> QueryPlan {
+        let (terms, phrases) = keyword_terms(keywords);
+        QueryPlan {
+            terms: unique(self.terms.iter().cloned().chain(terms)),
+            phrases: unique(self.phrases.iter().cloned().chain(phrases)),
+            ..self.clone()
+        }
+    }
+}
+
+/// Keywords as (terms, phrases): lower-cased, whitespace collapsed, each
+/// once; a keyword without a word is skipped.
+fn keyword_terms(keywords: &[String]) -> (Vec<String>, Vec<String>) {
+    let mut terms = Vec::new();
+    let mut phrases = Vec::new();
+    for keyword in keywords {
+        match words(keyword).as_slice() {
+            [] => {}
+            [word] => terms.push(word.clone()),
+            _ => phrases.push(collapse_whitespace(keyword).to_lowercase()),
+        }
+    }
+    (unique(terms.into_iter()), unique(phrases.into_iter()))
+}
+
 /// A stretch of the question, inside or outside double quotes.
 struct Segment<'a> {
     text: &'a str,
@@ -353,6 +403,22 @@ mod tests {
         assert_eq!(plan.terms, ["bands", "formed", "1974"]);
         let plan = super::plan("incidents since 2025", NOW);
         assert_eq!(plan.since.as_deref(), Some("2025-01-01T00:00:00Z"));
+    }
+
+    #[test]
+    fn keywords_replace_the_searched_terms_and_join_the_ranked_ones() {
+        let question = plan("what broke checkout since last week?", NOW);
+        let keywords = ["PAY-142".to_string(), "Stripe  Webhook".into(), " ".into()];
+        let searched = question.searching_for(&keywords);
+        assert_eq!(searched.terms, ["pay-142"]);
+        assert_eq!(searched.phrases, ["stripe webhook"]);
+        assert_eq!(searched.keywords, "pay-142 \"stripe webhook\"");
+        assert_eq!(searched.since, question.since);
+        assert!(searched.since.is_some());
+        let ranked = question.also_ranking(&keywords);
+        assert_eq!(ranked.terms, ["broke", "checkout", "pay-142"]);
+        assert_eq!(ranked.phrases, ["stripe webhook"]);
+        assert_eq!(question.searching_for(&[" ".to_string()]), question);
     }
 
     #[test]

@@ -24,6 +24,7 @@ pub async fn query(
     let key = idempotency::key_of(&headers)?;
     let question = Question {
         query: body.query,
+        keywords: body.keywords,
         connectors: body.connectors,
         max_results: body.max_results,
     };

@@ -222,6 +222,7 @@ pub async fn run_again(
     };
     let question = query::Question {
         query: question.text,
+        keywords: None,
         connectors,
         max_results: None,
     };

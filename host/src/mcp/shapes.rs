@@ -69,6 +69,12 @@ pub struct FetchMetadata {
 pub struct QueryArgs {
     /// The question, in natural language (1 to 2000 characters).
     pub query: String,
+    /// What the tools' keyword searches should look for instead of the
+    /// question's own words: 1 to 10 words or phrases (names, identifiers,
+    /// synonyms, each 1 to 100 characters), most important first. The
+    /// question still ranks the passages and gives the time range.
+    #[serde(default)]
+    pub keywords: Option<Vec<String>>,
     /// Connector ids to search (default: every connected one).
     #[serde(default)]
     pub connectors: Option<Vec<String>>,

@@ -155,6 +155,7 @@ impl QuarryMcp {
         let user = caller(&parts, Permission::Search)?;
         let question = Question {
             query: args.query,
+            keywords: None,
             connectors: None,
             max_results: None,
         };
@@ -197,8 +198,9 @@ impl QuarryMcp {
         name = "query",
         title = "Ask the connected tools",
         description = "Asks the user's connected tools a question live and answers with cited \
-                       passages grouped by tool (Quarry's POST /v1/query). Optional: the \
-                       connectors to ask, max_results per connector, an idempotency_key.",
+                       passages grouped by tool (Quarry's POST /v1/query). Optional: keywords \
+                       the tools' searches should look for (names, identifiers, synonyms), \
+                       the connectors to ask, max_results per connector, an idempotency_key.",
         annotations(title = "Ask the connected tools", read_only_hint = true, open_world_hint = true),
         output_schema = schema_for_output::<Answer>()
     )]
@@ -218,6 +220,7 @@ impl QuarryMcp {
             };
             let question = Question {
                 query: args.query,
+                keywords: args.keywords,
                 connectors: args.connectors,
                 max_results: args.max_results,
             };
@@ -448,6 +451,7 @@ fn question_hash(question: &Question) -> String {
     use sha2::Digest;
     let canonical = serde_json::json!({
         "query": question.query,
+        "keywords": question.keywords,
         "connectors": question.connectors,
         "max_results": question.max_results,
     });

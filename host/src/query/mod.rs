@@ -25,12 +25,17 @@ use quarry_store::Grant;
 const MAX_QUERY_CHARS: usize = 2000;
 const MAX_CONNECTORS: usize = 50;
 const DEFAULT_MAX_RESULTS: i64 = 10;
+const MAX_KEYWORDS: usize = 10;
+const MAX_KEYWORD_CHARS: usize = 100;
 
 /// A question as `POST /v1/query` takes it (MCP's `query` and `search`
 /// tools, and the dashboard, ask the same).
 #[derive(Debug, Clone)]
 pub struct Question {
     pub query: String,
+    /// Search terms the caller already knows, searched for instead of the
+    /// question's own words (see [`validate_keywords`]).
+    pub keywords: Option<Vec<String>>,
     pub connectors: Option<Vec<String>>,
     pub max_results: Option<i64>,
 }
@@ -93,6 +98,7 @@ struct Prepared<'s> {
     services: &'s Services,
     user_id: String,
     query: String,
+    keywords: Vec<String>,
     max_results: usize,
     connectors: Vec<(String, Grant)>,
 }
@@ -103,6 +109,7 @@ async fn prepare<'s>(
     question: Question,
 ) -> Result<Prepared<'s>, ApiError> {
     let query = validate_question(&question.query)?.to_string();
+    let keywords = validate_keywords(question.keywords)?;
     let max_results = validate_max_results(question.max_results)?;
     let connectors = resolve_connectors(services, user_id, question.connectors)?;
     let connectors = refresh_tokens(services, user_id, connectors).await;
@@ -110,6 +117,7 @@ async fn prepare<'s>(
         services,
         user_id: user_id.to_string(),
         query,
+        keywords,
         max_results,
         connectors,
     })
@@ -147,6 +155,7 @@ impl Prepared<'_> {
             .run(
                 &self.user_id,
                 &self.query,
+                &self.keywords,
                 self.connectors,
                 self.max_results,
                 progress,
@@ -172,6 +181,32 @@ pub(crate) fn validate_question(raw: &str) -> Result<&str, ApiError> {
         )));
     }
     Ok(question)
+}
+
+/// The caller's keywords: 1 to [`MAX_KEYWORDS`] of them, each trimmed and
+/// 1 to [`MAX_KEYWORD_CHARS`] characters long; none when absent.
+fn validate_keywords(keywords: Option<Vec<String>>) -> Result<Vec<String>, ApiError> {
+    let Some(keywords) = keywords else {
+        return Ok(Vec::new());
+    };
+    if keywords.is_empty() || keywords.len() > MAX_KEYWORDS {
+        return Err(ApiError::bad_request(format!(
+            "keywords has {} entries; 1 to {MAX_KEYWORDS} are allowed (omit it to search the question's own words)",
+            keywords.len()
+        )));
+    }
+    keywords
+        .into_iter()
+        .map(|keyword| {
+            let trimmed = keyword.trim();
+            match trimmed.chars().count() {
+                1..=MAX_KEYWORD_CHARS => Ok(trimmed.to_string()),
+                n => Err(ApiError::bad_request(format!(
+                    "each keyword must be 1 to {MAX_KEYWORD_CHARS} characters long once trimmed, not {n}"
+                ))),
+            }
+        })
+        .collect()
 }
 
 /// Renews access tokens near expiry, all connectors at once.
