@@ -27,6 +27,24 @@ pub struct CorpusLine {
     #[serde(default)]
     pub title: String,
     pub text: String,
+    /// BEIR's optional per-document metadata; the company's set gives
+    /// `updated` (RFC 3339), when the record last changed.
+    #[serde(default)]
+    pub metadata: Option<CorpusMetadata>,
+}
+
+#[derive(Deserialize, Default)]
+pub struct CorpusMetadata {
+    #[serde(default)]
+    pub updated: Option<String>,
+}
+
+impl CorpusLine {
+    /// When the document last changed (Unix seconds), if the corpus says.
+    pub fn updated_unix(&self) -> Option<i64> {
+        let updated = self.metadata.as_ref()?.updated.as_deref()?;
+        Some(updated.parse::<jiff::Timestamp>().ok()?.as_second())
+    }
 }
 
 #[derive(Deserialize)]

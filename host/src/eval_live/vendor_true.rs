@@ -39,6 +39,7 @@ impl VendorTrue {
             .map(|d| CorpusDocument {
                 title: d.title.clone(),
                 text: d.text.clone(),
+                updated_unix: d.updated_unix(),
             })
             .collect();
         let names: Vec<&str> = vendors.iter().map(String::as_str).collect();

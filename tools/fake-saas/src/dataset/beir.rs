@@ -12,77 +12,81 @@ use anyhow::{Context, Result};
 use serde_json::json;
 
 use super::{
-    asana_tasks, confluence_pages, drive_files, github_items, gmail_messages, hubspot_objects,
-    intercom_conversations, jira_issues, linear_issues, m365_items, notion_pages,
+    Record, asana_tasks, confluence_pages, drive_files, github_items, gmail_messages,
+    hubspot_objects, intercom_conversations, jira_issues, linear_issues, m365_items, notion_pages,
     salesforce_records, slack_messages, stories, trello_cards, zendesk_tickets,
 };
 
-/// One record as a document: its citation URL (the id), title, text and
-/// story.
+/// One record as a document: its citation URL (the id), title, text,
+/// story, and when it last changed (a question that names a date is
+/// filtered by it, as the vendors filter).
 struct Row {
     url: String,
     title: String,
     text: String,
     story: Option<String>,
+    updated_unix: i64,
+}
+
+fn row<R: Record>(r: &R, title: &str, text: String, story: Option<&str>) -> Row {
+    Row {
+        url: r.citation_url().to_string(),
+        title: title.to_string(),
+        text,
+        story: story.filter(|s| !s.is_empty()).map(str::to_string),
+        updated_unix: r.updated_unix(),
+    }
 }
 
 fn rows() -> Vec<Row> {
     let mut rows = Vec::new();
-    let mut add = |url: &str, title: &str, text: String, story: Option<&str>| {
-        rows.push(Row {
-            url: url.to_string(),
-            title: title.to_string(),
-            text,
-            story: story.filter(|s| !s.is_empty()).map(str::to_string),
-        })
-    };
     for r in github_items() {
-        add(&r.html_url, &r.title, r.body.clone(), Some(&r.story));
+        rows.push(row(r, &r.title, r.body.clone(), Some(&r.story)));
     }
     for r in slack_messages() {
-        add(&r.permalink, "", r.text.clone(), Some(&r.story));
+        rows.push(row(r, "", r.text.clone(), Some(&r.story)));
     }
     for r in notion_pages() {
-        add(&r.url, &r.title, r.body_text(), Some(&r.story));
+        rows.push(row(r, &r.title, r.body_text(), Some(&r.story)));
     }
     for r in linear_issues() {
-        add(&r.url, &r.title, r.description.clone(), Some(&r.story));
+        rows.push(row(r, &r.title, r.description.clone(), Some(&r.story)));
     }
     for r in jira_issues() {
-        add(&r.url, &r.summary, r.description.clone(), Some(&r.story));
+        rows.push(row(r, &r.summary, r.description.clone(), Some(&r.story)));
     }
     for r in confluence_pages() {
-        add(&r.url, &r.title, r.body_text.clone(), Some(&r.story));
+        rows.push(row(r, &r.title, r.body_text.clone(), Some(&r.story)));
     }
     for r in drive_files().iter().filter(|f| !f.trashed) {
-        add(&r.web_view_link, &r.name, r.text.clone(), Some(&r.story));
+        rows.push(row(r, &r.name, r.text.clone(), Some(&r.story)));
     }
     for r in gmail_messages() {
-        add(&r.url, &r.subject, r.body.clone(), Some(&r.story));
+        rows.push(row(r, &r.subject, r.body.clone(), Some(&r.story)));
     }
     for r in zendesk_tickets() {
-        add(&r.url, &r.subject, r.description.clone(), Some(&r.story));
+        rows.push(row(r, &r.subject, r.description.clone(), Some(&r.story)));
     }
     for r in hubspot_objects() {
         let text: Vec<&str> = r.properties.iter().map(|(_, v)| v.as_str()).collect();
-        add(&r.url, "", text.join("\n"), r.story.as_deref());
+        rows.push(row(r, "", text.join("\n"), r.story.as_deref()));
     }
     for r in salesforce_records() {
         let text: Vec<&str> = r.fields.iter().map(|(_, v)| v.as_str()).collect();
-        add(&r.url, "", text.join("\n"), r.story.as_deref());
+        rows.push(row(r, "", text.join("\n"), r.story.as_deref()));
     }
     for r in m365_items() {
-        add(&r.web_url, &r.name, r.text.clone(), Some(&r.story));
+        rows.push(row(r, &r.name, r.text.clone(), Some(&r.story)));
     }
     for r in asana_tasks() {
-        add(&r.permalink_url, &r.name, r.notes.clone(), Some(&r.story));
+        rows.push(row(r, &r.name, r.notes.clone(), Some(&r.story)));
     }
     for r in trello_cards() {
-        add(&r.url, &r.name, r.desc.clone(), Some(&r.story));
+        rows.push(row(r, &r.name, r.desc.clone(), Some(&r.story)));
     }
     for r in intercom_conversations() {
         let title = r.title.as_deref().unwrap_or(&r.subject);
-        add(&r.url, title, r.body_text.clone(), Some(&r.story));
+        rows.push(row(r, title, r.body_text.clone(), Some(&r.story)));
     }
     rows
 }
@@ -94,7 +98,13 @@ pub fn write_beir(dir: &Path) -> Result<(usize, usize, usize)> {
     let rows = rows();
     let mut corpus = std::fs::File::create(dir.join("corpus.jsonl"))?;
     for row in &rows {
-        let line = json!({"_id": row.url, "title": row.title, "text": row.text});
+        let updated = crate::time::rfc3339(row.updated_unix);
+        let line = json!({
+            "_id": row.url,
+            "title": row.title,
+            "text": row.text,
+            "metadata": {"updated": updated},
+        });
         writeln!(corpus, "{line}")?;
     }
     let mut queries = std::fs::File::create(dir.join("queries.jsonl"))?;

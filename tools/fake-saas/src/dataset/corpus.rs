@@ -19,14 +19,21 @@ use super::{
 pub struct CorpusDocument {
     pub title: String,
     pub text: String,
+    /// When the document last changed (Unix seconds), where the corpus
+    /// says (the company's own set does; BEIR's public sets do not).
+    pub updated_unix: Option<i64>,
 }
 
 /// The vendors a corpus can be spread across.
 pub const CORPUS_VENDORS: &[&str] = &["github", "slack", "jira", "confluence", "zendesk", "notion"];
 
-/// Every record's time: a corpus has none of its own.
-const TIME: &str = "2025-01-01T00:00:00Z";
+/// A record's time where its document has none of its own.
 const UNIX: i64 = 1_735_689_600;
+
+/// The document's time, or [`UNIX`].
+fn unix(d: &CorpusDocument) -> i64 {
+    d.updated_unix.unwrap_or(UNIX)
+}
 
 /// The corpus chosen for this process.
 pub(crate) struct Corpus {
@@ -130,8 +137,8 @@ fn github(i: usize, d: &CorpusDocument, pull_request: bool) -> GithubItem {
         draft: false,
         labels: Vec::new(),
         comments: 0,
-        created_at: TIME.into(),
-        updated_at: TIME.into(),
+        created_at: crate::time::rfc3339(unix(d)),
+        updated_at: crate::time::rfc3339(unix(d)),
         closed_at: None,
         merged_at: None,
         html_url: format!(
@@ -139,13 +146,13 @@ fn github(i: usize, d: &CorpusDocument, pull_request: bool) -> GithubItem {
             if pull_request { "pull" } else { "issues" }
         ),
         story: String::new(),
-        created_unix: UNIX,
-        updated_unix: UNIX,
+        created_unix: unix(d),
+        updated_unix: unix(d),
     }
 }
 
 fn slack(i: usize, d: &CorpusDocument) -> SlackMessage {
-    let ts = format!("{UNIX}.{i:06}");
+    let ts = format!("{}.{i:06}", unix(d));
     SlackMessage {
         iid: uuid(&format!("corpus:slack:{i}")),
         ts: ts.clone(),
@@ -164,7 +171,7 @@ fn slack(i: usize, d: &CorpusDocument) -> SlackMessage {
             ts.replace('.', "")
         ),
         story: String::new(),
-        unix: UNIX,
+        unix: unix(d),
     }
 }
 
@@ -178,8 +185,8 @@ fn jira(i: usize, d: &CorpusDocument) -> JiraIssue {
         creator_account_id: "corpus".into(),
         assignee_display_name: "Corpus".into(),
         assignee_account_id: "corpus".into(),
-        created: "2025-01-01T00:00:00.000+0000".into(),
-        updated: "2025-01-01T00:00:00.000+0000".into(),
+        created: crate::time::jira(unix(d)),
+        updated: crate::time::jira(unix(d)),
         resolution_date: None,
         status: "To Do".into(),
         status_category: "new".into(),
@@ -189,8 +196,8 @@ fn jira(i: usize, d: &CorpusDocument) -> JiraIssue {
         url: format!("{}/browse/{key}", super::JIRA_SITE),
         key,
         story: String::new(),
-        created_unix: UNIX,
-        updated_unix: UNIX,
+        created_unix: unix(d),
+        updated_unix: unix(d),
     }
 }
 
@@ -210,13 +217,13 @@ fn confluence(i: usize, d: &CorpusDocument) -> ConfluencePage {
         author_account_id: "corpus".into(),
         editor_name: "Corpus".into(),
         editor_account_id: "corpus".into(),
-        created: "2025-01-01T00:00:00.000Z".into(),
-        updated: "2025-01-01T00:00:00.000Z".into(),
+        created: crate::time::rfc3339_millis(unix(d), 0),
+        updated: crate::time::rfc3339_millis(unix(d), 0),
         version: 1,
         id,
         story: String::new(),
-        created_unix: UNIX,
-        updated_unix: UNIX,
+        created_unix: unix(d),
+        updated_unix: unix(d),
     }
 }
 
@@ -235,12 +242,12 @@ fn zendesk(i: usize, d: &CorpusDocument) -> ZendeskTicket {
         requester_email: "corpus@example.com".into(),
         assignee_id: super::zendesk::ZENDESK_AGENT_ID,
         organization_id: None,
-        created_at: TIME.into(),
-        updated_at: TIME.into(),
+        created_at: crate::time::rfc3339(unix(d)),
+        updated_at: crate::time::rfc3339(unix(d)),
         url: format!("https://acme.zendesk.com/agent/tickets/{id}"),
         story: String::new(),
-        created_unix: UNIX,
-        updated_unix: UNIX,
+        created_unix: unix(d),
+        updated_unix: unix(d),
     }
 }
 
@@ -256,13 +263,13 @@ fn notion(i: usize, d: &CorpusDocument) -> NotionPage {
         }],
         id,
         title: title(d),
-        created_time: "2025-01-01T00:00:00.000Z".into(),
-        last_edited_time: "2025-01-01T00:00:00.000Z".into(),
+        created_time: crate::time::rfc3339_millis(unix(d), 0),
+        last_edited_time: crate::time::rfc3339_millis(unix(d), 0),
         created_by: "corpus".into(),
         last_edited_by: "corpus".into(),
         story: String::new(),
-        created_unix: UNIX,
-        updated_unix: UNIX,
+        created_unix: unix(d),
+        updated_unix: unix(d),
     }
 }
 
