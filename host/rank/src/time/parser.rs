@@ -47,8 +47,30 @@ impl Parser<'_> {
             "within" | "over" | "for" => {
                 self.rolling_with_the(next).map(|(s, n)| (s.as_range(), n))
             }
-            _ => self.point(at, false).map(|(s, n)| (s.as_range(), n)),
+            _ => self
+                .named_date(at)
+                .or_else(|| self.point(at, false).map(|(s, n)| (s.as_range(), n))),
         }
+    }
+
+    /// A calendar date written without a preposition ("Incident
+    /// 2025-02-03: checkout 502s", "the March 2025 migration") names the
+    /// matter, not when its records changed: the postmortem, the follow-up
+    /// tickets and the thread that closed it come on the days after. So it
+    /// only bounds from below; "on 2025-02-03" and "in March 2025" are the
+    /// day and the month. Relative times ("yesterday", "3 days ago") stay
+    /// stretches.
+    fn named_date(&self, at: usize) -> Parsed<Bounds> {
+        let (span, next) = self
+            .word(at)
+            .and_then(parse_iso)
+            .map(|span| (span, at + 1))
+            .or_else(|| self.date(at, false))?;
+        let bounds = Bounds {
+            since: Some(span.start),
+            until: None,
+        };
+        Some((bounds, next))
     }
 
     fn since(&self, at: usize) -> Parsed<Bounds> {

@@ -254,14 +254,15 @@ fn in_and_on() {
 
 #[test]
 fn bare_forms_that_are_unambiguous() {
+    // A date without a preposition names the matter: its records come on
+    // that day and after.
+    assert_eq!(bounds("March 2025"), from("2025-03-01T00:00:00Z"));
+    assert_eq!(bounds("2025-03-04"), from("2025-03-04T00:00:00Z"));
     assert_eq!(
-        bounds("March 2025"),
-        range("2025-03-01T00:00:00Z", "2025-03-31T23:59:59Z")
+        bounds("Incident 2025-02-03: checkout 502s"),
+        from("2025-02-03T00:00:00Z")
     );
-    assert_eq!(
-        bounds("2025-03-04"),
-        range("2025-03-04T00:00:00Z", "2025-03-04T23:59:59Z")
-    );
+    assert_eq!(bounds("4 March 2025 outage"), from("2025-03-04T00:00:00Z"));
     assert_eq!(
         bounds("last friday"),
         range("2026-11-13T00:00:00Z", "2026-11-13T23:59:59Z")
