@@ -1,12 +1,12 @@
 //! The fetch policy: the one place that decides whether a request a guest
 //! asks for may leave the host, and in what form.
 //!
-//! Everything here is a pure function of the manifest and the request; the
-//! network side (address checks after DNS, redirects, size and time caps) is
-//! in the host's `connectors::upstream`, which calls [`admit`] again for
-//! every redirect hop, and which adds the user's credential (the host's
-//! `connectors::credential`) to what was admitted: the credential never
-//! enters this crate.
+//! Everything here is a pure function of the manifest and the request. The
+//! sandbox (`quarry_sandbox::fetch`) calls [`admit`] for every request and
+//! every redirect hop, and applies the fetch cap and the time per fetch;
+//! the host's `connectors::upstream` sends what was admitted (address
+//! checks after DNS, the size cap) with the user's credential (the host's
+//! `connectors::credential`): the credential never enters this crate.
 
 use url::Url;
 
@@ -29,16 +29,33 @@ pub struct GuestRequest {
 }
 
 /// A request the policy let through: parsed URL, cleaned headers. Only
-/// [`admit`] makes one (`non_exhaustive`: no other crate can build it), so
+/// [`admit`] makes one, and it is read-only (private fields, getters), so
 /// a function that takes an `Admitted` (the host's fetch) cannot be handed
-/// a request the policy did not see.
+/// a request the policy did not see, or one changed since.
 #[derive(Debug, Clone)]
-#[non_exhaustive]
 pub struct Admitted {
-    pub method: Method,
-    pub url: Url,
-    pub headers: Vec<(String, String)>,
-    pub body: Option<Vec<u8>>,
+    method: Method,
+    url: Url,
+    headers: Vec<(String, String)>,
+    body: Option<Vec<u8>>,
+}
+
+impl Admitted {
+    pub fn method(&self) -> Method {
+        self.method
+    }
+
+    pub fn url(&self) -> &Url {
+        &self.url
+    }
+
+    pub fn headers(&self) -> &[(String, String)] {
+        &self.headers
+    }
+
+    pub fn body(&self) -> Option<&[u8]> {
+        self.body.as_deref()
+    }
 }
 
 /// Why a request was refused; the text is returned to the guest and logged.

@@ -169,6 +169,14 @@ async fn follow(
 ) -> Result<GuestResponse, FetchError> {
     for _ in 0..=MAX_REDIRECTS {
         let response = network.send(budget, &request).await?;
+        // The host's fetch reads within the cap; a `Fetch` that does not is
+        // refused here, so the guest never gets more.
+        let cap = budget.limits.max_response_bytes;
+        if response.body.len() as u64 > cap {
+            return Err(FetchError::LimitExceeded(format!(
+                "response is larger than {cap} bytes"
+            )));
+        }
         let Some(next) = redirect_target(&request, &response)? else {
             return Ok(response);
         };
@@ -193,23 +201,224 @@ fn redirect_target(
         return Ok(None);
     };
     let next = request
-        .url
+        .url()
         .join(location)
         .map_err(|e| FetchError::Denied(format!("redirect Location does not parse: {e}")))?;
     // 307/308 repeat the request as it was; the others become a GET.
     let keep_method = matches!(response.status, 307 | 308);
     Ok(Some(GuestRequest {
         method: if keep_method {
-            request.method
+            request.method()
         } else {
             Method::Get
         },
         url: next.to_string(),
-        headers: request.headers.clone(),
-        body: if keep_method {
-            request.body.clone()
-        } else {
-            None
-        },
+        headers: request.headers().to_vec(),
+        body: request.body().filter(|_| keep_method).map(<[u8]>::to_vec),
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+
+    /// What the network was sent: method, URL, body.
+    type Sent = (Method, String, Option<Vec<u8>>);
+
+    /// A network that answers each request with the next scripted
+    /// response, and remembers what it was sent.
+    struct Scripted {
+        answers: Mutex<Vec<GuestResponse>>,
+        sent: Mutex<Vec<Sent>>,
+    }
+
+    impl Scripted {
+        fn new(answers: Vec<GuestResponse>) -> Scripted {
+            Scripted {
+                answers: Mutex::new(answers.into_iter().rev().collect()),
+                sent: Mutex::new(Vec::new()),
+            }
+        }
+
+        fn sent(&self) -> Vec<Sent> {
+            self.sent.lock().unwrap().clone()
+        }
+    }
+
+    impl Fetch for Scripted {
+        fn send<'a>(
+            &'a self,
+            _budget: &'a FetchBudget,
+            request: &'a Admitted,
+        ) -> Fetching<'a, Result<GuestResponse, FetchError>> {
+            let sent = (
+                request.method(),
+                request.url().to_string(),
+                request.body().map(<[u8]>::to_vec),
+            );
+            self.sent.lock().unwrap().push(sent);
+            let answer = self.answers.lock().unwrap().pop();
+            Box::pin(async move { answer.ok_or(FetchError::Network("no answer left".into())) })
+        }
+    }
+
+    fn budget(max_fetches: u32) -> FetchBudget {
+        let manifest = Manifest::parse(
+            r#"
+            id = "t"
+            label = "T"
+            version = "1.0.0"
+            wit = "1.0.0"
+            [[routes]]
+            method = "GET"
+            url = "https://api.example.com/{page}"
+            [[routes]]
+            method = "POST"
+            url = "https://api.example.com/query"
+            kind = "query"
+            "#,
+        )
+        .unwrap();
+        FetchBudget {
+            manifest: Arc::new(manifest),
+            limits: SandboxLimits {
+                max_fetches,
+                ..SandboxLimits::default()
+            },
+            credential: None,
+            used: 0,
+        }
+    }
+
+    fn ok() -> GuestResponse {
+        GuestResponse {
+            status: 200,
+            headers: Vec::new(),
+            body: b"{}".to_vec(),
+        }
+    }
+
+    fn redirect(status: u16, to: &str) -> GuestResponse {
+        GuestResponse {
+            status,
+            headers: vec![("Location".into(), to.into())],
+            body: Vec::new(),
+        }
+    }
+
+    fn get(url: &str) -> GuestRequest {
+        GuestRequest {
+            method: Method::Get,
+            url: url.into(),
+            headers: Vec::new(),
+            body: None,
+        }
+    }
+
+    fn post(url: &str) -> GuestRequest {
+        GuestRequest {
+            method: Method::Post,
+            body: Some(br#"{"q":"x"}"#.to_vec()),
+            ..get(url)
+        }
+    }
+
+    #[tokio::test]
+    async fn a_refused_request_never_reaches_the_network_and_costs_nothing() {
+        let network = Scripted::new(vec![ok()]);
+        let mut budget = budget(1);
+        let refused = fetch(&network, &mut budget, get("https://evil.example/x")).await;
+        assert!(matches!(refused, Err(FetchError::Denied(_))), "{refused:?}");
+        assert!(network.sent().is_empty());
+        assert_eq!(budget.used, 0);
+        let answered = fetch(&network, &mut budget, get("https://api.example.com/a")).await;
+        assert_eq!(answered.unwrap().status, 200);
+        let over = fetch(&network, &mut budget, get("https://api.example.com/b")).await;
+        assert!(
+            matches!(over, Err(FetchError::LimitExceeded(_))),
+            "{over:?}"
+        );
+        assert_eq!(network.sent().len(), 1);
+    }
+
+    #[tokio::test]
+    async fn each_redirect_hop_is_admitted_and_a_303_becomes_a_get() {
+        let network = Scripted::new(vec![redirect(303, "/next?page=2"), ok()]);
+        let mut budget = budget(4);
+        let answer = fetch(&network, &mut budget, post("https://api.example.com/query")).await;
+        assert_eq!(answer.unwrap().status, 200);
+        let sent = network.sent();
+        assert_eq!(sent[1].0, Method::Get);
+        assert_eq!(sent[1].1, "https://api.example.com/next?page=2");
+        assert_eq!(sent[1].2, None, "a 303 drops the body");
+        assert_eq!(budget.used, 1, "a redirect is part of its fetch");
+
+        let network = Scripted::new(vec![redirect(307, "https://evil.example/steal"), ok()]);
+        let refused = fetch(&network, &mut budget, get("https://api.example.com/a")).await;
+        match refused {
+            Err(FetchError::Denied(why)) => assert!(why.starts_with("redirect refused"), "{why}"),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(network.sent().len(), 1, "the refused hop is not sent");
+    }
+
+    #[tokio::test]
+    async fn redirects_stop_after_the_most_allowed() {
+        let loops = (0..=MAX_REDIRECTS + 1)
+            .map(|_| redirect(302, "https://api.example.com/again"))
+            .collect();
+        let network = Scripted::new(loops);
+        let mut budget = budget(4);
+        let answer = fetch(&network, &mut budget, get("https://api.example.com/a")).await;
+        assert!(matches!(answer, Err(FetchError::Denied(_))), "{answer:?}");
+        assert_eq!(network.sent().len(), MAX_REDIRECTS + 1);
+    }
+
+    #[tokio::test]
+    async fn a_batch_that_does_not_fit_is_refused_whole() {
+        let network = Scripted::new(vec![ok(), ok(), ok()]);
+        let mut budget = budget(2);
+        let batch = vec![
+            get("https://api.example.com/1"),
+            get("https://evil.example/2"),
+            get("https://api.example.com/3"),
+            get("https://api.example.com/4"),
+        ];
+        let answers = fetch_many(&network, &mut budget, batch).await;
+        assert!(matches!(answers[1], Err(FetchError::Denied(_))));
+        for i in [0, 2, 3] {
+            assert!(
+                matches!(answers[i], Err(FetchError::LimitExceeded(_))),
+                "{i}"
+            );
+        }
+        assert!(network.sent().is_empty());
+        assert_eq!(budget.used, 0);
+        let batch = vec![
+            get("https://api.example.com/1"),
+            get("https://evil.example/2"),
+        ];
+        let answers = fetch_many(&network, &mut budget, batch).await;
+        assert_eq!(answers[0].as_ref().unwrap().status, 200);
+        assert!(matches!(answers[1], Err(FetchError::Denied(_))));
+        assert_eq!(budget.used, 1);
+    }
+
+    #[tokio::test]
+    async fn an_answer_over_the_size_cap_does_not_reach_the_guest() {
+        let big = GuestResponse {
+            body: vec![b'x'; 2048],
+            ..ok()
+        };
+        let network = Scripted::new(vec![big]);
+        let mut budget = budget(4);
+        budget.limits.max_response_bytes = 1024;
+        let answer = fetch(&network, &mut budget, get("https://api.example.com/a")).await;
+        assert!(
+            matches!(answer, Err(FetchError::LimitExceeded(_))),
+            "{answer:?}"
+        );
+    }
 }

@@ -4,8 +4,10 @@
 //! - [`pattern`], [`policy`], [`graphql`]: the fetch policy, the one choke
 //!   point every outgoing request passes;
 //! - [`credential`]: where the user's token goes once a request is admitted;
-//! - [`upstream`]: the HTTP client behind it (address checks after DNS,
-//!   redirects, caps, credential injection);
+//! - [`upstream`]: the HTTP client behind it, sending one admitted hop
+//!   (address checks after DNS, the size cap, credential injection; the
+//!   sandbox admits each request and redirect hop and caps fetches and
+//!   time);
 //! - [`runtime`]: wasmtime: compiling, caching, instantiating and calling
 //!   components. It is the `quarry-sandbox` crate (`host/sandbox/`), the
 //!   only one that depends on wasmtime; it also defines the types of a

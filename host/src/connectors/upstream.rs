@@ -48,36 +48,64 @@ impl Upstream {
 
     /// Sends one admitted request, with the user's credential where the
     /// manifest puts it, and reads its answer within the call's size cap.
-    /// Redirects are not followed here: the sandbox admits each hop.
-    pub async fn send(
+    /// Redirects are not followed here: the sandbox admits each hop. Only
+    /// through the sandbox (the [`Fetch`] impl below), which applies the
+    /// fetch cap and the time per fetch.
+    async fn send(
         &self,
         call: &FetchBudget,
         request: &Admitted,
     ) -> Result<GuestResponse, FetchError> {
-        let method = match request.method {
+        let method = match request.method() {
             Method::Get => reqwest::Method::GET,
             Method::Head => reqwest::Method::HEAD,
             Method::Post => reqwest::Method::POST,
         };
-        let mut builder = self.client.request(method, request.url.clone());
-        for (name, value) in &request.headers {
+        let mut builder = self.client.request(method, request.url().clone());
+        for (name, value) in request.headers() {
             builder = builder.header(name, value);
         }
         if let Some((name, value)) = super::credential::credential_header(
             &call.manifest,
-            &request.url,
+            request.url(),
             call.credential.as_ref(),
         ) {
             builder = builder.header(name, value);
         }
-        if let Some(body) = &request.body {
-            builder = builder.body(body.clone());
+        if let Some(body) = request.body() {
+            builder = builder.body(body.to_vec());
         }
-        tracing::debug!(connector = %call.manifest.id, method = request.method.as_str(), url = %shown_url(&request.url), "fetch");
+        tracing::debug!(connector = %call.manifest.id, method = request.method().as_str(), url = %shown_url(request.url()), "fetch");
         log_what_was_sent(&call.manifest.id, request);
         let response = builder.send().await.map_err(network_error)?;
+        if let Some(redirect) = redirect_without_body(&response)? {
+            return Ok(redirect);
+        }
         read_capped(response, call.limits.max_response_bytes).await
     }
+}
+
+/// A redirect, as the sandbox needs it to admit the next hop: its status
+/// and `Location`, without reading its body (which nobody reads). A
+/// `Location` that is not text is refused here, where its bytes are seen.
+fn redirect_without_body(
+    response: &reqwest::Response,
+) -> Result<Option<GuestResponse>, FetchError> {
+    let status = response.status().as_u16();
+    if !matches!(status, 301 | 302 | 303 | 307 | 308) {
+        return Ok(None);
+    }
+    let Some(location) = response.headers().get(reqwest::header::LOCATION) else {
+        return Ok(None);
+    };
+    let location = location
+        .to_str()
+        .map_err(|_| FetchError::Denied("redirect Location is not text".into()))?;
+    Ok(Some(GuestResponse {
+        status,
+        headers: vec![("location".to_string(), location.to_string())],
+        body: Vec::new(),
+    }))
 }
 
 /// What a connector asked its vendor for, the user's words included (the
@@ -89,15 +117,15 @@ fn log_what_was_sent(connector: &str, request: &Admitted) {
     if !tracing::enabled!(target: "quarry::connectors::sent", tracing::Level::TRACE) {
         return;
     }
-    let body = request.body.as_deref().map(|body| {
+    let body = request.body().map(|body| {
         let cut = &body[..body.len().min(SHOWN)];
         String::from_utf8_lossy(cut).into_owned()
     });
     tracing::trace!(
         target: "quarry::connectors::sent",
         %connector,
-        method = request.method.as_str(),
-        url = %request.url,
+        method = request.method().as_str(),
+        url = %request.url(),
         body = body.as_deref().unwrap_or(""),
         "sent"
     );
