@@ -64,6 +64,7 @@ async fn keywords_are_1_to_10_strings_of_1_to_100_characters() {
         json!([]),
         json!(eleven),
         json!(["checkout", "  "]),
+        json!(["checkout", "?!"]),
         json!([long]),
         json!("checkout"),
         json!([5]),

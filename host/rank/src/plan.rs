@@ -108,7 +108,9 @@ fn keyword_terms(keywords: &[String]) -> (Vec<String>, Vec<String>) {
         match words(keyword).as_slice() {
             [] => {}
             [word] => terms.push(word.clone()),
-            _ => phrases.push(collapse_whitespace(keyword).to_lowercase()),
+            // Its own double quotes dropped: a phrase is quoted once, by
+            // whoever writes it for an engine.
+            _ => phrases.push(collapse_whitespace(&keyword.replace(is_quote, " ")).to_lowercase()),
         }
     }
     (unique(terms.into_iter()), unique(phrases.into_iter()))
@@ -408,7 +410,11 @@ mod tests {
     #[test]
     fn keywords_replace_the_searched_terms_and_join_the_ranked_ones() {
         let question = plan("what broke checkout since last week?", NOW);
-        let keywords = ["PAY-142".to_string(), "Stripe  Webhook".into(), " ".into()];
+        let keywords = [
+            "PAY-142".to_string(),
+            "“Stripe  Webhook”".into(),
+            " ".into(),
+        ];
         let searched = question.searching_for(&keywords);
         assert_eq!(searched.terms, ["pay-142"]);
         assert_eq!(searched.phrases, ["stripe webhook"]);

@@ -41,7 +41,7 @@ use anyhow::{Result, bail};
 use crate::rank::eval::Beir;
 use clients::ask_all;
 use lenient::Lenient;
-use scores::{percentile, score_ceiling, score_live, zero_result_rates};
+use scores::{percentile, score_ceilings, score_live, zero_result_rates};
 use server::{Server, connect_users, server_config, stage_means};
 use upstreams::Upstreams;
 use vendor_true::VendorTrue;
@@ -160,9 +160,10 @@ pub async fn run(args: EvalLiveArgs) -> Result<()> {
 
     let live = score_live(&beir, &answers);
     let model = config.ranking.local_model().load()?;
-    let ceiling = score_ceiling(&beir, &answers, &model)?;
+    let ceilings = score_ceilings(&beir, &answers, &model)?;
+    let ceiling = ceilings.iter().sum::<f64>() / ceilings.len().max(1) as f64;
     if let Some(path) = &args.per_query {
-        scores::write_per_query(path, &beir, &answers, &model)?;
+        scores::write_per_query(path, &beir, &answers, &ceilings)?;
     }
     let (zero, per_connector) = zero_result_rates(&answers, &connectors);
     let mut latencies: Vec<u64> = answers.iter().map(|a| a.millis).collect();

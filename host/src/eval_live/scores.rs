@@ -54,19 +54,19 @@ fn top_ten_ids(beir: &Beir, documents: impl Iterator<Item = usize>) -> Vec<&str>
 /// Mean nDCG@10 of what the vendors returned for each query (every search
 /// its connectors made), ranked offline with every passage embedded and no
 /// deadline: the best the ranking could do with those candidates.
-pub(super) fn score_ceiling(
+/// Returns each answer's, in order.
+pub(super) fn score_ceilings(
     beir: &Beir,
     answers: &[LiveAnswer],
     model: &dyn Embedder,
-) -> Result<f64> {
-    let mut ndcg = 0.0;
-    for answer in answers {
-        ndcg += ceiling_of(beir, answer, model)?;
-    }
-    Ok(ndcg / answers.len().max(1) as f64)
+) -> Result<Vec<f64>> {
+    answers
+        .iter()
+        .map(|answer| ceiling_of(beir, answer, model))
+        .collect()
 }
 
-/// One answer's ceiling: see [`score_ceiling`].
+/// One answer's ceiling: see [`score_ceilings`].
 fn ceiling_of(beir: &Beir, answer: &LiveAnswer, model: &dyn Embedder) -> Result<f64> {
     let question = &beir.queries[answer.query];
     // Each connector's documents once, in the order they came.
@@ -98,18 +98,19 @@ fn ceiling_of(beir: &Beir, answer: &LiveAnswer, model: &dyn Embedder) -> Result<
 }
 
 /// Writes one JSON line per answer (`--per-query`): the question, its
-/// nDCG@10 live and offline, its judged documents, and each search's
+/// nDCG@10 live and offline, how many documents are judged relevant, and
+/// each search's
 /// connector, what it sent, how many documents it returned and how many
 /// of them are judged relevant.
 pub(super) fn write_per_query(
     path: &std::path::Path,
     beir: &Beir,
     answers: &[LiveAnswer],
-    model: &dyn Embedder,
+    ceilings: &[f64],
 ) -> Result<()> {
     use std::io::Write;
     let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
-    for answer in answers {
+    for (answer, ceiling) in answers.iter().zip(ceilings) {
         let question = &beir.queries[answer.query];
         let judged = &beir.qrels[&question.id];
         let relevant = |d: &usize| judged.get(&beir.corpus[*d].id).is_some_and(|g| *g > 0);
@@ -128,8 +129,8 @@ pub(super) fn write_per_query(
         let line = serde_json::json!({
             "query": question.text,
             "ndcg": score_live(beir, std::slice::from_ref(answer)).ndcg,
-            "ceiling": ceiling_of(beir, answer, model)?,
-            "judged": judged.values().filter(|g| **g > 0).count(),
+            "ceiling": ceiling,
+            "relevant": judged.values().filter(|g| **g > 0).count(),
             "searches": searches,
         });
         writeln!(out, "{line}")?;

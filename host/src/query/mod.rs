@@ -183,8 +183,10 @@ pub(crate) fn validate_question(raw: &str) -> Result<&str, ApiError> {
     Ok(question)
 }
 
-/// The caller's keywords: 1 to [`MAX_KEYWORDS`] of them, each trimmed and
-/// 1 to [`MAX_KEYWORD_CHARS`] characters long; none when absent.
+/// The caller's keywords: 1 to [`MAX_KEYWORDS`] of them, each trimmed,
+/// 1 to [`MAX_KEYWORD_CHARS`] characters long and holding a letter or a
+/// digit (a keyword of punctuation would search for nothing); none when
+/// absent.
 fn validate_keywords(keywords: Option<Vec<String>>) -> Result<Vec<String>, ApiError> {
     let Some(keywords) = keywords else {
         return Ok(Vec::new());
@@ -200,7 +202,12 @@ fn validate_keywords(keywords: Option<Vec<String>>) -> Result<Vec<String>, ApiEr
         .map(|keyword| {
             let trimmed = keyword.trim();
             match trimmed.chars().count() {
-                1..=MAX_KEYWORD_CHARS => Ok(trimmed.to_string()),
+                1..=MAX_KEYWORD_CHARS if trimmed.chars().any(char::is_alphanumeric) => {
+                    Ok(trimmed.to_string())
+                }
+                1..=MAX_KEYWORD_CHARS => Err(ApiError::bad_request(format!(
+                    "each keyword must hold a letter or a digit: {trimmed:?} has none"
+                ))),
                 n => Err(ApiError::bad_request(format!(
                     "each keyword must be 1 to {MAX_KEYWORD_CHARS} characters long once trimmed, not {n}"
                 ))),
