@@ -51,10 +51,10 @@ fn top_ten_ids(beir: &Beir, documents: impl Iterator<Item = usize>) -> Vec<&str>
     ids
 }
 
-/// Mean nDCG@10 of what the vendors returned for each query (every search
-/// its connectors made), ranked offline with every passage embedded and no
-/// deadline: the best the ranking could do with those candidates.
-/// Returns each answer's, in order.
+/// Each answer's nDCG@10 of what the vendors returned for its query (every
+/// search its connectors made), ranked offline with every passage embedded
+/// and no deadline: the best the ranking could do with those candidates.
+/// In the answers' order; their mean is the printed ceiling.
 pub(super) fn score_ceilings(
     beir: &Beir,
     answers: &[LiveAnswer],
@@ -99,9 +99,8 @@ fn ceiling_of(beir: &Beir, answer: &LiveAnswer, model: &dyn Embedder) -> Result<
 
 /// Writes one JSON line per answer (`--per-query`): the question, its
 /// nDCG@10 live and offline, how many documents are judged relevant, and
-/// each search's
-/// connector, what it sent, how many documents it returned and how many
-/// of them are judged relevant.
+/// each search's connector, what it sent, how many documents it returned
+/// and how many of them are judged relevant.
 pub(super) fn write_per_query(
     path: &std::path::Path,
     beir: &Beir,
