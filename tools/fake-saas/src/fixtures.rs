@@ -39,6 +39,7 @@ use axum::response::Response;
 use serde::Deserialize;
 use serde_json::json;
 
+use crate::request_log::RequestLog;
 use crate::{RecordedRequest, http};
 
 /// The file in the fixtures folder that lists the routes.
@@ -295,7 +296,7 @@ fn hosts_of(routes: &[FixtureRoute]) -> Vec<String> {
 
 struct FixtureState {
     dir: PathBuf,
-    requests: Mutex<Vec<RecordedRequest>>,
+    requests: Mutex<RequestLog>,
     started: std::time::Instant,
 }
 
@@ -323,7 +324,7 @@ impl FixtureServer {
         let addr = listener.local_addr()?;
         let state = Arc::new(FixtureState {
             dir: dir.to_path_buf(),
-            requests: Mutex::new(Vec::new()),
+            requests: Mutex::default(),
             started: std::time::Instant::now(),
         });
         let app = Router::new().fallback(answer).with_state(state.clone());
@@ -360,9 +361,10 @@ impl FixtureServer {
         &self.hosts
     }
 
-    /// Every request received so far, in order.
+    /// The requests received so far, in order (the newest, as many as the
+    /// record keeps).
     pub fn requests(&self) -> Vec<RecordedRequest> {
-        crate::lock(&self.state.requests).clone()
+        crate::lock(&self.state.requests).kept()
     }
 
     /// Stops accepting, lets in-flight requests finish (up to 2 s) and returns.

@@ -51,6 +51,7 @@ pub mod fixtures;
 mod graphql;
 mod http;
 mod rate;
+mod request_log;
 pub mod search;
 mod server;
 pub mod time;
@@ -249,7 +250,7 @@ pub(crate) struct FaultSlot {
 
 /// State shared by the server tasks and the [`FakeSaas`] handle.
 pub(crate) struct Shared {
-    pub requests: Mutex<Vec<RecordedRequest>>,
+    pub requests: Mutex<request_log::RequestLog>,
     pub faults: Mutex<HashMap<String, FaultSlot>>,
     pub latency: Mutex<Duration>,
     /// The vendors' rate-limit windows, when they are enforced.
@@ -305,13 +306,11 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 impl Shared {
     /// Records a request as it arrives; returns its place, for its answer.
     pub(crate) fn record(&self, r: RecordedRequest) -> usize {
-        let mut requests = lock(&self.requests);
-        requests.push(r);
-        requests.len() - 1
+        lock(&self.requests).push(r)
     }
 
     /// Records the answer to the request at `place` (unless the record was
-    /// cleared meanwhile).
+    /// cleared, or has forgotten it, meanwhile).
     pub(crate) fn record_answer(
         &self,
         place: usize,
@@ -319,12 +318,7 @@ impl Shared {
         path: &str,
         answer: RecordedResponse,
     ) {
-        if let Some(request) = lock(&self.requests)
-            .get_mut(place)
-            .filter(|r| r.method == method && r.path == path && r.response.is_none())
-        {
-            request.response = Some(answer);
-        }
+        lock(&self.requests).answer(place, method, path, answer);
     }
 
     /// The fault for a request to `host` (an exact host entry first, then `*`), counting it.
@@ -385,7 +379,7 @@ impl FakeSaas {
         let listener = tokio::net::TcpListener::bind(config.listen).await?;
         let addr = listener.local_addr()?;
         let shared = Arc::new(Shared {
-            requests: Mutex::new(Vec::new()),
+            requests: Mutex::default(),
             faults: Mutex::new(HashMap::new()),
             latency: Mutex::new(config.latency),
             rate_limits: Mutex::new(config.rate_limits.then(rate::Windows::default)),
@@ -431,21 +425,22 @@ impl FakeSaas {
         HOSTS
     }
 
-    /// Every vendor request received so far, in order.
+    /// The vendor requests received so far, in order: the newest, as many
+    /// as the record keeps (`request_log::MAX_BYTES` of them).
     pub fn requests(&self) -> Vec<RecordedRequest> {
-        lock(&self.shared.requests).clone()
+        lock(&self.shared.requests).kept()
     }
 
-    /// How many vendor requests have been recorded.
+    /// How many vendor requests were received since the start or the last
+    /// clear (those the record no longer keeps included).
     pub fn request_count(&self) -> usize {
-        lock(&self.shared.requests).len()
+        lock(&self.shared.requests).count()
     }
 
-    /// The recorded vendor requests from `from` up to (not including) `to`.
+    /// The recorded vendor requests from place `from` up to (not including)
+    /// `to` ([`FakeSaas::request_count`]'s numbering), of those still kept.
     pub fn requests_between(&self, from: usize, to: usize) -> Vec<RecordedRequest> {
-        let requests = lock(&self.shared.requests);
-        let to = to.min(requests.len());
-        requests[from.min(to)..to].to_vec()
+        lock(&self.shared.requests).between(from, to)
     }
 
     /// Forgets the recorded requests, and the most seen in flight at once.

@@ -283,8 +283,15 @@ fn control(shared: &Shared, req: &Req) -> Response {
             200,
             &json!({"ok": true, "addr": shared.addr.to_string(), "hosts": HOSTS}),
         ),
+        (Method::GET, "/_fake/requests/count") => {
+            let log = crate::lock(&shared.requests);
+            http::json(
+                200,
+                &json!({"received": log.count(), "kept": log.kept_count()}),
+            )
+        }
         (Method::GET, "/_fake/requests") => {
-            let r = crate::lock(&shared.requests).clone();
+            let r = crate::lock(&shared.requests).kept();
             http::json(200, &serde_json::to_value(r).unwrap_or(Value::Null))
         }
         (Method::DELETE, "/_fake/requests") => {
@@ -390,7 +397,8 @@ fn control(shared: &Shared, req: &Req) -> Response {
         _ => http::json(
             404,
             &json!({"error": "unknown control endpoint", "endpoints": [
-                "GET /_fake/health", "GET /_fake/requests", "DELETE /_fake/requests",
+                "GET /_fake/health", "GET /_fake/requests", "GET /_fake/requests/count",
+                "DELETE /_fake/requests",
                 "POST /_fake/faults", "DELETE /_fake/faults", "POST /_fake/latency",
                 "GET /_fake/chaos", "POST /_fake/chaos",
                 "GET /_fake/ca.pem", "POST /_fake/tokens", "GET /_fake/revoked",
