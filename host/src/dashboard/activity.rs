@@ -7,8 +7,7 @@
 
 use std::sync::Arc;
 
-use axum::Form;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;
 use maud::{Markup, html};
@@ -17,7 +16,7 @@ use super::Dashboard;
 use super::chart;
 use super::logo::badge;
 use super::session::Session;
-use super::templates::CsrfOnly;
+use super::templates::FormAbout;
 use super::templates::{button_form, internal_error, message, signed_in_page, table};
 use super::usage::{self, Question, ToolUse, error_kind, label_of, outcome};
 use crate::calendar::rfc3339;
@@ -188,9 +187,10 @@ fn tool_item(registry: &Registry, tool: &ToolUse) -> Markup {
 /// before the tools asked were kept), and shows the answer.
 pub async fn run_again(
     State(dashboard): State<Arc<Dashboard>>,
-    session: Session,
-    Path(number): Path<String>,
-    Form(_): Form<CsrfOnly>,
+    FormAbout {
+        session,
+        id: number,
+    }: FormAbout,
 ) -> Response {
     let Ok(number) = number.parse::<u64>() else {
         return no_such_question();

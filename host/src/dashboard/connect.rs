@@ -17,7 +17,7 @@ use super::session::Session;
 use maud::html;
 
 use super::settings::{Step, merged_settings, settings_step};
-use super::templates::{CsrfOnly, internal_error, message, signed_in_page, status_notice};
+use super::templates::{FormAbout, internal_error, message, signed_in_page, status_notice};
 use super::usage;
 use super::{Dashboard, expected_origin, pending};
 use crate::connectors::manifest::{Flow, Manifest, fill_endpoint};
@@ -281,9 +281,7 @@ async fn exchange(dashboard: &Dashboard, pending: &Connecting, code: &str) -> Re
 
 pub async fn disconnect(
     State(dashboard): State<Arc<Dashboard>>,
-    session: Session,
-    Path(id): Path<String>,
-    Form(_): Form<CsrfOnly>,
+    FormAbout { session, id }: FormAbout,
 ) -> Response {
     let store = &dashboard.store;
     let Ok(Some(grant)) = store.grant(&session.user_id, &id) else {

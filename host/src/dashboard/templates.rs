@@ -7,8 +7,10 @@
 //! whatever it splices in: text from people, vendors and manifests never
 //! reaches a page unescaped, and no page escapes anything by hand.
 
+use axum::Form;
+use axum::extract::{FromRequest, FromRequestParts, Path, Request};
 use axum::http::{StatusCode, header};
-use axum::response::{IntoResponse, Response};
+use axum::response::{IntoResponse, Redirect, Response};
 use maud::{DOCTYPE, Markup, html};
 
 use super::session::Session;
@@ -162,6 +164,21 @@ pub fn internal_error(doing: &str, error: impl std::fmt::Display) -> Response {
     )
 }
 
+/// The page after removing one of the person's things by its id (a
+/// token, an assistant, a webhook): back to the page that lists them,
+/// "no such `what`" when they have none by that id, or our failure.
+pub fn after_removal(removed: anyhow::Result<bool>, list: &str, what: &str) -> Response {
+    match removed {
+        Ok(true) => Redirect::to(list).into_response(),
+        Ok(false) => message(
+            StatusCode::NOT_FOUND,
+            &format!("No such {what}"),
+            &format!("You have no {what} with this id."),
+        ),
+        Err(error) => internal_error(&format!("removing a {what}"), error),
+    }
+}
+
 // ---- notices ----------------------------------------------------------------
 
 /// What went wrong, announced at once to screen readers (`role="alert"`).
@@ -202,10 +219,37 @@ fn csrf_field(session: &Session) -> Markup {
     html! { input type="hidden" name="csrf" value=(session.csrf); }
 }
 
-/// A form that posts `fields` to `action`, with the CSRF field.
 /// A form that carries only its CSRF token (the guard checks it).
 #[derive(serde::Deserialize)]
 pub struct CsrfOnly {}
+
+/// A signed-in person's form about one of their things, named by the
+/// path's one parameter (revoke a token, disconnect a tool or an
+/// assistant, remove a webhook, run a question again). Its body holds only
+/// the CSRF token, which the guard has checked.
+pub struct FormAbout {
+    pub session: Session,
+    pub id: String,
+}
+
+impl<S: Send + Sync> FromRequest<S> for FormAbout {
+    type Rejection = Response;
+
+    async fn from_request(request: Request, state: &S) -> Result<FormAbout, Response> {
+        let (mut parts, body) = request.into_parts();
+        let session = Session::from_request_parts(&mut parts, state)
+            .await
+            .map_err(IntoResponse::into_response)?;
+        let Path(id) = Path::<String>::from_request_parts(&mut parts, state)
+            .await
+            .map_err(IntoResponse::into_response)?;
+        let request = Request::from_parts(parts, body);
+        let Form(CsrfOnly {}) = Form::<CsrfOnly>::from_request(request, state)
+            .await
+            .map_err(IntoResponse::into_response)?;
+        Ok(FormAbout { session, id })
+    }
+}
 
 pub fn post_form(session: &Session, action: &str, fields: Markup) -> Markup {
     html! {

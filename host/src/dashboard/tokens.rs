@@ -7,17 +7,14 @@
 use std::sync::Arc;
 
 use axum::Form;
-use axum::extract::{Path, State};
-use axum::http::StatusCode;
-use axum::response::{IntoResponse, Redirect, Response};
+use axum::extract::State;
+use axum::response::Response;
 use maud::{Markup, html};
 
 use super::Dashboard;
 use super::session::Session;
-use super::templates::CsrfOnly;
-use super::templates::{
-    button_form, internal_error, message, post_form, shown_once, signed_in_page, table,
-};
+use super::templates::{CsrfOnly, FormAbout, after_removal};
+use super::templates::{button_form, internal_error, post_form, shown_once, signed_in_page, table};
 use crate::calendar::rfc3339;
 use crate::issuer::Connection;
 use quarry_store::{Audience, TokenInfo};
@@ -157,41 +154,23 @@ pub async fn issue(
 
 pub async fn revoke(
     State(dashboard): State<Arc<Dashboard>>,
-    session: Session,
-    Path(id): Path<String>,
-    Form(_): Form<CsrfOnly>,
+    FormAbout { session, id }: FormAbout,
 ) -> Response {
-    match dashboard.store.revoke_token(&session.user_id, &id) {
-        Ok(true) => {
-            tracing::info!(user = %session.user_id, "dashboard: API token revoked");
-            Redirect::to("/dashboard/tokens").into_response()
-        }
-        Ok(false) => message(
-            StatusCode::NOT_FOUND,
-            "No such token",
-            "You have no token with this id.",
-        ),
-        Err(error) => internal_error("revoking a token", error),
+    let revoked = dashboard.store.revoke_token(&session.user_id, &id);
+    if let Ok(true) = revoked {
+        tracing::info!(user = %session.user_id, "dashboard: API token revoked");
     }
+    after_removal(revoked, "/dashboard/tokens", "token")
 }
 
 /// `POST /dashboard/assistants/{id}/disconnect`
 pub async fn disconnect(
     State(dashboard): State<Arc<Dashboard>>,
-    session: Session,
-    Path(id): Path<String>,
-    Form(_): Form<CsrfOnly>,
+    FormAbout { session, id }: FormAbout,
 ) -> Response {
-    match dashboard.issuer.disconnect(&session.user_id, &id) {
-        Ok(true) => {
-            tracing::info!(user = %session.user_id, "dashboard: assistant disconnected");
-            Redirect::to("/dashboard/tokens").into_response()
-        }
-        Ok(false) => message(
-            StatusCode::NOT_FOUND,
-            "No such assistant",
-            "You have no connected assistant with this id.",
-        ),
-        Err(error) => internal_error("disconnecting an assistant", error),
+    let disconnected = dashboard.issuer.disconnect(&session.user_id, &id);
+    if let Ok(true) = disconnected {
+        tracing::info!(user = %session.user_id, "dashboard: assistant disconnected");
     }
+    after_removal(disconnected, "/dashboard/tokens", "connected assistant")
 }

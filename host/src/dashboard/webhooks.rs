@@ -4,17 +4,16 @@
 use std::sync::Arc;
 
 use axum::Form;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::StatusCode;
-use axum::response::{IntoResponse, Redirect, Response};
+use axum::response::Response;
 use maud::{Markup, html};
 
 use super::Dashboard;
 use super::session::Session;
-use super::templates::CsrfOnly;
+use super::templates::{FormAbout, after_removal};
 use super::templates::{
-    button_form, error_notice, internal_error, message, post_form, shown_once, signed_in_page,
-    table,
+    button_form, error_notice, internal_error, post_form, shown_once, signed_in_page, table,
 };
 use crate::calendar::rfc3339;
 use crate::webhooks::{RegisterError, SUBSCRIBABLE};
@@ -139,17 +138,8 @@ pub async fn register(
 
 pub async fn remove(
     State(dashboard): State<Arc<Dashboard>>,
-    session: Session,
-    Path(id): Path<String>,
-    Form(_): Form<CsrfOnly>,
+    FormAbout { session, id }: FormAbout,
 ) -> Response {
-    match dashboard.webhooks.unregister(&session.user_id, &id) {
-        Ok(true) => Redirect::to("/dashboard/webhooks").into_response(),
-        Ok(false) => message(
-            StatusCode::NOT_FOUND,
-            "No such webhook",
-            "You have no webhook with this id.",
-        ),
-        Err(error) => internal_error("removing a webhook", error),
-    }
+    let removed = dashboard.webhooks.unregister(&session.user_id, &id);
+    after_removal(removed, "/dashboard/webhooks", "webhook")
 }
