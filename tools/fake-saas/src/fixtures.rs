@@ -20,8 +20,14 @@
 //! file = "query.json"
 //! ```
 //!
-//! The first route that matches a request answers it (so put the narrow
-//! routes first); a request that none matches gets a 404 that lists them.
+//! A vendor's search that takes its words in a parameter is answered from
+//! data: `[[searches]]` entries name its records (the vendor's own JSON),
+//! its search rules (a declaration, as the built-in vendors' are) and where
+//! the request and the answer put things; see [`crate::declared`].
+//!
+//! The first route that matches a request answers it, `[[routes]]` before
+//! `[[searches]]` (so put the narrow routes first); a request that none
+//! matches gets a 404 that lists them.
 //! `routes.toml` and the files are read again for every request: edit them
 //! while the fake runs. The certificate names the hosts of the routes read
 //! at start.
@@ -39,6 +45,7 @@ use axum::response::Response;
 use serde::Deserialize;
 use serde_json::json;
 
+use crate::declared::{DeclaredSearch, SearchEntry};
 use crate::request_log::RequestLog;
 use crate::{RecordedRequest, http};
 
@@ -52,7 +59,11 @@ const MAX_BODY: usize = 1024 * 1024;
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RoutesFile {
+    #[serde(default)]
     routes: Vec<RouteEntry>,
+    /// Searches answered from data ([`crate::declared`]).
+    #[serde(default)]
+    searches: Vec<SearchEntry>,
 }
 
 #[derive(Deserialize)]
@@ -104,6 +115,8 @@ enum FixtureBody {
     File(PathBuf),
     Inline(String),
     Empty,
+    /// A page of a declared search, for the request's parameters.
+    Search(Arc<DeclaredSearch>),
 }
 
 /// Reads and checks `dir/routes.toml`. Each problem names its route.
@@ -119,20 +132,44 @@ pub fn load(dir: &Path) -> Result<Vec<FixtureRoute>> {
     let parsed: RoutesFile =
         toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
     ensure!(
-        !parsed.routes.is_empty(),
-        "{}: no [[routes]]: add at least one",
+        !parsed.routes.is_empty() || !parsed.searches.is_empty(),
+        "{}: no [[routes]] or [[searches]]: add at least one",
         file.display()
     );
-    parsed
-        .routes
+    let routes = parsed.routes.into_iter().enumerate().map(|(index, entry)| {
+        let label = format!("{} {}", entry.method, entry.url);
+        check_route(dir, entry)
+            .with_context(|| format!("{}: route {} ({label})", file.display(), index + 1))
+    });
+    let searches = parsed
+        .searches
         .into_iter()
         .enumerate()
         .map(|(index, entry)| {
             let label = format!("{} {}", entry.method, entry.url);
-            check_route(dir, entry)
-                .with_context(|| format!("{}: route {} ({label})", file.display(), index + 1))
-        })
-        .collect()
+            check_search(dir, entry)
+                .with_context(|| format!("{}: search {} ({label})", file.display(), index + 1))
+        });
+    routes.chain(searches).collect()
+}
+
+/// A declared search as a route: it matches its method, host and path, and
+/// answers with the page the request's parameters ask for.
+fn check_search(dir: &Path, entry: SearchEntry) -> Result<FixtureRoute> {
+    let route = RouteEntry {
+        method: entry.method.clone(),
+        url: entry.url.clone(),
+        query: BTreeMap::new(),
+        body_contains: None,
+        status: default_status(),
+        file: None,
+        body: None,
+        content_type: None,
+        headers: BTreeMap::new(),
+    };
+    let mut route = check_route(dir, route)?;
+    route.body = FixtureBody::Search(Arc::new(DeclaredSearch::load(dir, entry)?));
+    Ok(route)
 }
 
 fn check_route(dir: &Path, entry: RouteEntry) -> Result<FixtureRoute> {
@@ -258,15 +295,20 @@ impl FixtureRoute {
     }
 
     /// The response, its body read now (so edits show at once).
-    fn respond(&self) -> Result<Response> {
-        let body = match &self.body {
-            FixtureBody::File(path) => {
-                std::fs::read(path).with_context(|| format!("reading {}", path.display()))?
+    fn respond(&self, request: &Incoming) -> Result<Response> {
+        let (status, body) = match &self.body {
+            FixtureBody::File(path) => (
+                self.status,
+                std::fs::read(path).with_context(|| format!("reading {}", path.display()))?,
+            ),
+            FixtureBody::Inline(text) => (self.status, text.clone().into_bytes()),
+            FixtureBody::Empty => (self.status, Vec::new()),
+            FixtureBody::Search(search) => {
+                let ((status, body), _) = search.answer(&request.query);
+                (status, serde_json::to_vec(&body)?)
             }
-            FixtureBody::Inline(text) => text.clone().into_bytes(),
-            FixtureBody::Empty => Vec::new(),
         };
-        let mut response = http::raw(self.status, &self.content_type, body);
+        let mut response = http::raw(status, &self.content_type, body);
         for (name, value) in &self.headers {
             response.headers_mut().insert(name.clone(), value.clone());
         }
@@ -279,6 +321,7 @@ impl FixtureRoute {
             FixtureBody::File(path) => path.display().to_string(),
             FixtureBody::Inline(_) => "inline body".into(),
             FixtureBody::Empty => "empty body".into(),
+            FixtureBody::Search(search) => format!("the search of {}", search.entry().url),
         }
     }
 }
@@ -433,9 +476,9 @@ async fn answer(State(state): State<Arc<FixtureState>>, request: Request) -> Res
             }),
         );
     };
-    match route.respond() {
+    match route.respond(&request) {
         Ok(response) => {
-            tracing::info!(request = %shown, status = route.status, body = %route.source(), "answered");
+            tracing::info!(request = %shown, status = response.status().as_u16(), body = %route.source(), "answered");
             response
         }
         Err(error) => {
@@ -505,7 +548,7 @@ mod tests {
                 "[[routes]]\nurl = \"https://a.example/x\"\nstatuss = 200",
                 "unknown field `statuss`",
             ),
-            ("routes = []", "no [[routes]]"),
+            ("routes = []", "no [[routes]] or [[searches]]"),
         ];
         for (routes, expected) in bad {
             let message = problem(routes, &[("a.json", "{}")]);

@@ -47,6 +47,7 @@
 pub mod chaos;
 pub use chaos::Chaos;
 pub mod dataset;
+pub mod declared;
 pub mod fixtures;
 mod graphql;
 mod http;

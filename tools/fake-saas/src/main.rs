@@ -91,8 +91,21 @@ const FIXTURES_HELP: &str = r#"DIR/routes.toml:
   body_contains = "checkout"                  # text the request body must contain
   file = "query.json"
 
-The first matching route answers; no match is a 404 listing the routes.
-The files are read again on every request: edit them while it runs."#;
+  [[searches]]                                # a search answered from data
+  url = "https://api.acme.example/v1/events"
+  declaration = "search.toml"                 # the vendor's search rules
+  records = "events.json"                     # a JSON array, in the vendor's shape
+  text = "q"                                  # the words' parameter
+  updated = "/updated"                        # each record's time
+  page_size = "limit"
+  page_token = "cursor"
+  items = "/items"                            # where the answer holds the page
+  next_page_token = "/next"
+  fields = { title = "/title", body = "/body" }   # the declaration's fields
+
+The first matching route answers, [[routes]] before [[searches]]; no match
+is a 404 listing the routes. The files are read again on every request:
+edit them while it runs."#;
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {

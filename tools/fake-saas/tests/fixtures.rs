@@ -179,3 +179,85 @@ fn a_bad_folder_is_refused_with_the_reason() {
         "{stderr}"
     );
 }
+
+/// A search answered from data: the vendor's own records, its declared
+/// rules (every word, newest first, pages of two), paging and time bounds.
+#[tokio::test]
+async fn answers_a_declared_search_from_its_records() {
+    let dir = tempfile::tempdir().unwrap();
+    let declaration = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("declarations/gmail.toml"),
+    )
+    .unwrap()
+    .replace("default = 100, max = 500", "default = 2, max = 500");
+    std::fs::write(dir.path().join("search.toml"), declaration).unwrap();
+    let records = json!([
+        {"id": "e1", "summary": "Checkout postmortem", "description": "502s after the certificate rotation",
+         "updated": "2025-02-04T10:00:00Z"},
+        {"id": "e2", "summary": "Checkout review", "description": "Payment provider timeouts",
+         "updated": "2025-02-06T10:00:00Z"},
+        {"id": "e3", "summary": "Planning", "description": "Quarterly goals",
+         "updated": "2025-02-07T10:00:00Z"},
+        {"id": "e4", "summary": "Checkout retro", "description": "What the incident taught us",
+         "updated": "2025-02-08T10:00:00Z"},
+    ]);
+    std::fs::write(dir.path().join("events.json"), records.to_string()).unwrap();
+    std::fs::write(
+        dir.path().join("routes.toml"),
+        r#"
+[[searches]]
+url = "https://calendar.acme.example/v3/events"
+declaration = "search.toml"
+records = "events.json"
+text = "q"
+updated = "/updated"
+updated_min = "updatedMin"
+page_size = "maxResults"
+page_token = "pageToken"
+items = "/items"
+next_page_token = "/nextPageToken"
+envelope = { kind = "calendar#events" }
+fields = { subject = "/summary", body = "/description", from = "/organizer", to = "/attendees" }
+"#,
+    )
+    .unwrap();
+    let (_fixtures, first) = start(dir.path());
+    let client = client_for(&first);
+    let get = |query: String| {
+        let client = client.clone();
+        async move {
+            let response = client
+                .get(format!("https://calendar.acme.example/v3/events?{query}"))
+                .send()
+                .await
+                .unwrap();
+            (response.status(), response.json::<Value>().await.unwrap())
+        }
+    };
+    let ids = |body: &Value| -> Vec<String> {
+        body["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["id"].as_str().unwrap().to_string())
+            .collect()
+    };
+
+    let (status, page) = get("q=checkout".into()).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(page["kind"], "calendar#events");
+    assert_eq!(ids(&page), ["e4", "e2"], "newest first, two a page");
+    let token = page["nextPageToken"].as_str().unwrap().to_string();
+    let (_, next) = get(format!("q=checkout&pageToken={token}")).await;
+    assert_eq!(ids(&next), ["e1"]);
+    assert!(next.get("nextPageToken").is_none());
+
+    // Every word must match (Gmail's rule, declared), in any field.
+    let (_, both) = get("q=checkout%20certificate".into()).await;
+    assert_eq!(ids(&both), ["e1"]);
+    let (_, later) = get("q=checkout&updatedMin=2025-02-05T00:00:00Z&maxResults=10".into()).await;
+    assert_eq!(ids(&later), ["e4", "e2"]);
+
+    let (status, refused) = get("q=checkout&pageToken=forged".into()).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{refused}");
+}
