@@ -339,24 +339,16 @@ silent = "a test"
             {"id": "4", "summary": "Checkout retro", "updated": "2025-02-08T10:00:00Z"},
         ]);
         std::fs::write(dir.path().join("events.json"), records.to_string()).unwrap();
-        let entry: SearchEntry = toml::from_str(
-            r#"
-url = "https://api.acme.example/v1/events"
-declaration = "search.toml"
-records = "events.json"
-text = "q"
-updated = "/updated"
-updated_min = "updatedMin"
-page_size = "maxResults"
-page_token = "pageToken"
-items = "/items"
-next_page_token = "/nextPageToken"
-envelope = { kind = "acme#events" }
-[fields]
-summary = "/summary"
-attendees = "/attendees/*/displayName"
-"#,
-        )
+        // The same fields as a routes.toml entry, here as JSON.
+        let entry: SearchEntry = serde_json::from_value(json!({
+            "url": "https://api.acme.example/v1/events",
+            "declaration": "search.toml", "records": "events.json", "text": "q",
+            "updated": "/updated", "updated_min": "updatedMin",
+            "page_size": "maxResults", "page_token": "pageToken",
+            "items": "/items", "next_page_token": "/nextPageToken",
+            "envelope": {"kind": "acme#events"},
+            "fields": {"summary": "/summary", "attendees": "/attendees/*/displayName"},
+        }))
         .unwrap();
         DeclaredSearch::load(dir.path(), entry).unwrap()
     }
