@@ -304,7 +304,7 @@ impl FixtureRoute {
             FixtureBody::Inline(text) => (self.status, text.clone().into_bytes()),
             FixtureBody::Empty => (self.status, Vec::new()),
             FixtureBody::Search(search) => {
-                let ((status, body), _) = search.answer(&request.query);
+                let (status, body) = search.answer(&request.query);
                 (status, serde_json::to_vec(&body)?)
             }
         };
