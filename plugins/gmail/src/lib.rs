@@ -6,6 +6,7 @@
 //! Citations are `https://mail.google.com/mail/u/0/#all/{id}`: the API
 //! returns no browser URL.
 
+use quarry_connector_sdk::google::check;
 use quarry_connector_sdk::page::Page;
 use quarry_connector_sdk::prelude::*;
 use quarry_connector_sdk::text::decode_entities;
@@ -86,32 +87,6 @@ fn metadata_request(id: &str) -> Request {
         url = url.param("metadataHeaders", header);
     }
     Request::get(url.build())
-}
-
-/// Google answers a spent quota with 403 `userRateLimitExceeded` or
-/// `rateLimitExceeded` (or 429), and its errors as
-/// `{"error": {"code", "message", "errors": [{"reason"}]}}`.
-fn check(response: Response) -> Result<Response, SearchError> {
-    let body: Option<Value> = serde_json::from_slice(&response.body).ok();
-    let rate_limited = body.as_ref().is_some_and(|b| {
-        b.array_at("/error/errors").iter().any(|e| {
-            matches!(
-                e.str_at("/reason"),
-                Some("userRateLimitExceeded" | "rateLimitExceeded")
-            )
-        })
-    });
-    if response.status == 403 && rate_limited {
-        return Err(SearchError::RateLimited(response.retry_after()));
-    }
-    if (200..300).contains(&response.status) {
-        return Ok(response);
-    }
-    let message = body
-        .as_ref()
-        .and_then(|b| b.str_at("/error/message").map(String::from))
-        .unwrap_or_else(|| response.error_message());
-    Err(response.status_error(message))
 }
 
 fn header<'a>(message: &'a Value, name: &str) -> Option<&'a str> {

@@ -5,6 +5,7 @@
 //! Other files (PDFs, images...) are returned with their description: their
 //! bytes are not text the host could rank.
 
+use quarry_connector_sdk::google::{check, rate_limit_reason};
 use quarry_connector_sdk::page::Page;
 use quarry_connector_sdk::prelude::*;
 use quarry_connector_sdk::text::{terms_outside_phrases, truncate};
@@ -133,36 +134,6 @@ fn export_text(response: Response) -> Result<Option<String>, SearchError> {
     let text = response.text().replace("\r\n", "\n");
     let text = text.trim_start_matches('\u{feff}');
     Ok(Some(truncate(text, MAX_TEXT_BYTES).trim().to_string()))
-}
-
-/// Google answers a spent quota with 403 `userRateLimitExceeded` or
-/// `rateLimitExceeded` (or 429), and its errors as
-/// `{"error": {"code", "message", "errors": [{"reason"}]}}`.
-fn check(response: Response) -> Result<Response, SearchError> {
-    if response.status == 403 && rate_limit_reason(&response).is_some() {
-        return Err(SearchError::RateLimited(response.retry_after()));
-    }
-    if (200..300).contains(&response.status) {
-        return Ok(response);
-    }
-    let message = google_message(&response);
-    Err(response.status_error(message))
-}
-
-fn rate_limit_reason(response: &Response) -> Option<String> {
-    let body: Value = serde_json::from_slice(&response.body).ok()?;
-    body.array_at("/error/errors")
-        .iter()
-        .filter_map(|e| e.str_at("/reason"))
-        .find(|r| matches!(*r, "userRateLimitExceeded" | "rateLimitExceeded"))
-        .map(String::from)
-}
-
-fn google_message(response: &Response) -> String {
-    serde_json::from_slice::<Value>(&response.body)
-        .ok()
-        .and_then(|v| v.str_at("/error/message").map(String::from))
-        .unwrap_or_else(|| response.error_message())
 }
 
 fn to_document(file: &Value, text: Option<String>) -> Option<Document> {

@@ -27,6 +27,7 @@
 //! `search` against canned answers with [`testing::with_upstream`].
 
 pub mod atlassian;
+pub mod google;
 pub mod http;
 pub mod json;
 pub mod log;

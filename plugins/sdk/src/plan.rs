@@ -167,6 +167,23 @@ pub fn written(terms: &[Term], sep: &str) -> String {
     terms.iter().map(Term::quoted).collect::<Vec<_>>().join(sep)
 }
 
+/// The queries for an engine that needs every word and has no `OR`:
+/// [`narrower`] sets of the request's most specific terms, at most `max`,
+/// each written with spaces; the question as typed when it has no terms;
+/// none when it is blank.
+pub fn narrower_queries(request: &SearchRequest, max: usize) -> Vec<String> {
+    let terms = terms_by_specificity(request);
+    let queries: Vec<String> = narrower(&terms, max)
+        .iter()
+        .map(|query| written(query, " "))
+        .collect();
+    match (queries.is_empty(), request.query.trim().is_empty()) {
+        (false, _) => queries,
+        (true, false) => vec![request.query.clone()],
+        (true, true) => Vec::new(),
+    }
+}
+
 /// Sends the searches of a plan together (one round trip), reads each
 /// answer's records with `read`, and merges them ([`merge`]) by `id`, at
 /// most `max`. A search that fails costs only its own records; the error
@@ -221,6 +238,22 @@ pub fn merge<T>(answers: Vec<Vec<T>>, id: impl Fn(&T) -> String, max: usize) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn narrower_queries_fall_back_to_the_question_unless_it_is_blank() {
+        let many = SearchRequest::new("x", &["checkout", "timeout", "refund"], &[]);
+        let queries = narrower_queries(&many, 2);
+        assert_eq!(queries.len(), 2, "{queries:?}");
+        assert!(
+            queries
+                .iter()
+                .all(|q| !q.is_empty() && q.split(' ').count() <= 2)
+        );
+        let stop_words = SearchRequest::new("what is the", &[], &[]);
+        assert_eq!(narrower_queries(&stop_words, 2), ["what is the"]);
+        let blank = SearchRequest::new("  ", &[], &[]);
+        assert!(narrower_queries(&blank, 2).is_empty());
+    }
 
     fn words(terms: &[Term]) -> Vec<String> {
         terms.iter().map(Term::quoted).collect()
@@ -294,7 +327,7 @@ mod tests {
     }
 
     #[test]
-    fn narrower_queries() {
+    fn narrower_sets_of_terms() {
         let [a, b, c, d] = ["a", "b", "c", "d"].map(Term::word);
         let queries = narrower(&[a.clone(), b.clone(), c.clone(), d.clone()], 5);
         let written: Vec<String> = queries.iter().map(|q| words(q).join(" ")).collect();

@@ -10,7 +10,7 @@
 //! Slack answers most failures with HTTP 200 and `{"ok": false, "error": ..}`,
 //! so the body is checked before the status conventions apply.
 
-use quarry_connector_sdk::plan::{narrower, search_all, terms_by_specificity, written};
+use quarry_connector_sdk::plan::{narrower_queries, search_all};
 use quarry_connector_sdk::prelude::*;
 use quarry_connector_sdk::time::{date_part, from_unix, from_unix_text, to_unix};
 
@@ -57,15 +57,10 @@ fn queries(request: &SearchRequest) -> Vec<String> {
     if let Some(until) = &request.until {
         dates.push_str(&format!(" before:{}", next_day(date_part(until))));
     }
-    let terms = terms_by_specificity(request);
-    let mut queries: Vec<String> = narrower(&terms, MAX_QUERIES)
-        .iter()
-        .map(|query| written(query, " "))
-        .collect();
-    if queries.is_empty() {
-        queries.push(request.query.clone());
-    }
-    queries.into_iter().map(|q| format!("{q}{dates}")).collect()
+    narrower_queries(request, MAX_QUERIES)
+        .into_iter()
+        .map(|q| format!("{q}{dates}"))
+        .collect()
 }
 
 fn previous_day(date: &str) -> String {

@@ -11,7 +11,7 @@
 //! back from today), so `since`/`until` are applied to `dateLastActivity`
 //! here. A card's creation time is in its id; citations are the cards' `url`.
 
-use quarry_connector_sdk::plan::{narrower, search_all, terms_by_specificity, written};
+use quarry_connector_sdk::plan::{narrower_queries, search_all};
 use quarry_connector_sdk::prelude::*;
 use quarry_connector_sdk::time::from_unix;
 
@@ -82,16 +82,7 @@ impl Connector for Trello {
 /// The queries: narrower sets of the most specific terms, or the question
 /// as typed when it has none (none when it is blank).
 fn queries(request: &SearchRequest) -> Vec<String> {
-    let terms = terms_by_specificity(request);
-    let queries: Vec<String> = narrower(&terms, MAX_QUERIES)
-        .iter()
-        .map(|query| written(query, " "))
-        .collect();
-    match (queries.is_empty(), request.query.trim().is_empty()) {
-        (false, _) => queries,
-        (true, false) => vec![request.query.clone()],
-        (true, true) => Vec::new(),
-    }
+    narrower_queries(request, MAX_QUERIES)
 }
 
 /// Trello's errors are plain text (`invalid token`), its 429 JSON.

@@ -11,7 +11,7 @@
 //! `https://{subdomain}.zendesk.com/agent/tickets/{id}`: the result's `url`
 //! is the API's.
 
-use quarry_connector_sdk::plan::{narrower, search_all, terms_by_specificity, written};
+use quarry_connector_sdk::plan::{narrower_queries, search_all};
 use quarry_connector_sdk::prelude::*;
 use quarry_connector_sdk::time::{from_unix, to_unix};
 
@@ -72,15 +72,7 @@ fn queries(request: &SearchRequest) -> Vec<String> {
     if let Some(until) = request.until.as_deref().and_then(to_unix) {
         bounds.push_str(&format!(" updated<{}", from_unix(until + 1)));
     }
-    let terms = terms_by_specificity(request);
-    let mut words: Vec<String> = narrower(&terms, MAX_QUERIES)
-        .iter()
-        .map(|query| written(query, " "))
-        .collect();
-    if words.is_empty() {
-        words.push(request.query.clone());
-    }
-    words
+    narrower_queries(request, MAX_QUERIES)
         .into_iter()
         .map(|words| format!("type:ticket {words}{bounds}"))
         .collect()
