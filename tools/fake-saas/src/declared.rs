@@ -12,6 +12,8 @@
 //! updated = "/updated"          # a record's update time: RFC 3339, or Unix seconds
 //! updated_min = "updatedMin"    # parameters that bound it (optional)
 //! updated_max = "updatedMax"
+//! ends = "/end"                 # the time updated_min bounds when not `updated` (optional)
+//! citation = "/htmlLink"        # a record's link, noted for eval-live (optional)
 //! page_size = "maxResults"      # the parameters of paging
 //! page_token = "pageToken"
 //! items = "/items"              # where the answer holds the page's records
@@ -27,15 +29,49 @@
 //! understood, stemming, the default order and the page sizes. A vendor
 //! whose query is a language of its own (JQL, SOQL, a GraphQL filter)
 //! still needs code; one that takes words in a parameter needs only this.
+//!
+//! The vendors fake-saas itself plays this way are folders of
+//! `tools/fake-saas/declared/`, built in ([`PLAYED_FROM_DATA`]): each is a
+//! fixtures folder (`fake-saas fixtures --dir` serves it alone too).
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::{Context, Result, ensure};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
+use crate::fixtures::Folder;
 use crate::search::{Declaration, Index, Sort, sort_hits};
+
+/// One built-in folder: its name and its files, each with its text.
+pub type BuiltInFolder = (&'static str, &'static [(&'static str, &'static str)]);
+
+macro_rules! built_in_folder {
+    ($name:literal: $($file:literal),+) => {
+        ($name, &[$(($file, include_str!(concat!("../declared/", $name, "/", $file)))),+])
+    };
+}
+
+/// The vendors fake-saas plays from data, not code: a folder of
+/// `tools/fake-saas/declared/` each, named as the vendor's tokens are
+/// (`fake-<name>-<user>`). Each holds `routes.toml` with its
+/// `[[searches]]`, the declaration of its search (`search.toml`) and its
+/// records.
+pub const PLAYED_FROM_DATA: &[BuiltInFolder] =
+    &[built_in_folder!("google-calendar": "routes.toml", "search.toml", "events.json")];
+
+/// A file of a built-in folder (`vendor`'s records, for tests to read).
+pub fn built_in_file(vendor: &str, file: &str) -> Option<&'static str> {
+    let (_, files) = PLAYED_FROM_DATA.iter().find(|(name, _)| *name == vendor)?;
+    files
+        .iter()
+        .find(|(name, _)| *name == file)
+        .map(|(_, text)| *text)
+}
+
+/// The declaration in a built-in folder.
+pub(crate) const DECLARATION_FILE: &str = "search.toml";
 
 /// One `[[searches]]` entry of `routes.toml`, as written.
 #[derive(Clone, Debug, Deserialize)]
@@ -53,6 +89,13 @@ pub struct SearchEntry {
     updated_min: Option<String>,
     #[serde(default)]
     updated_max: Option<String>,
+    /// The time `updated_min` bounds, when it is not `updated` (Google
+    /// Calendar's `timeMin` bounds an event's end, `timeMax` its start).
+    #[serde(default)]
+    ends: Option<String>,
+    /// A record's link: the fake notes the records it returned.
+    #[serde(default)]
+    citation: Option<String>,
     page_size: String,
     page_token: String,
     items: String,
@@ -73,6 +116,8 @@ pub struct DeclaredSearch {
     records: Vec<Value>,
     /// Each record's update time (Unix seconds).
     updated: Vec<i64>,
+    /// The time each record's lower bound applies to.
+    ends: Vec<i64>,
     index: Index,
 }
 
@@ -90,11 +135,11 @@ impl std::fmt::Debug for DeclaredSearch {
 }
 
 impl DeclaredSearch {
-    /// Reads the entry's declaration and records from `dir` and checks
+    /// Reads the entry's declaration and records from `folder` and checks
     /// that every record has an update time and that the declaration's
     /// fields are each given a place.
-    pub fn load(dir: &Path, entry: SearchEntry) -> Result<DeclaredSearch> {
-        let declaration = read_inside(dir, &entry.declaration)?;
+    pub fn load(folder: Folder, entry: SearchEntry) -> Result<DeclaredSearch> {
+        let declaration = folder.read(&entry.declaration)?;
         let engine = Declaration::from_toml(&declaration)
             .map_err(|e| anyhow::anyhow!("{}: {e}", entry.declaration.display()))?;
         for field in engine.fields.iter() {
@@ -103,22 +148,28 @@ impl DeclaredSearch {
                 "the declaration searches `{field}`: give its place in [searches.fields]"
             );
         }
-        let records: Vec<Value> = serde_json::from_str(&read_inside(dir, &entry.records)?)
+        let records: Vec<Value> = serde_json::from_str(&folder.read(&entry.records)?)
             .with_context(|| format!("{}: a JSON array of records", entry.records.display()))?;
-        let updated = records
-            .iter()
-            .enumerate()
-            .map(|(n, record)| {
-                time_at(record, &entry.updated).with_context(|| {
-                    format!(
-                        "{} record {}: no time at {} (RFC 3339 or Unix seconds)",
-                        entry.records.display(),
-                        n + 1,
-                        entry.updated
-                    )
+        let times = |pointer: &str| {
+            records
+                .iter()
+                .enumerate()
+                .map(|(n, record)| {
+                    time_at(record, pointer).with_context(|| {
+                        format!(
+                            "{} record {}: no time at {pointer} (RFC 3339 or Unix seconds)",
+                            entry.records.display(),
+                            n + 1,
+                        )
+                    })
                 })
-            })
-            .collect::<Result<Vec<i64>>>()?;
+                .collect::<Result<Vec<i64>>>()
+        };
+        let updated = times(&entry.updated)?;
+        let ends = match &entry.ends {
+            Some(pointer) => times(pointer)?,
+            None => updated.clone(),
+        };
         let texts = records.iter().map(|record| {
             engine
                 .fields
@@ -133,6 +184,7 @@ impl DeclaredSearch {
             engine,
             records,
             updated,
+            ends,
             index,
         })
     }
@@ -141,15 +193,29 @@ impl DeclaredSearch {
         &self.entry
     }
 
-    /// Answers a request with these query parameters.
-    pub fn answer(&self, params: &[(String, String)]) -> Answer {
-        match self.page(params) {
+    /// Answers a request with these query parameters, its page holding at
+    /// most `page_cap` records when given (a fault's).
+    pub fn answer(&self, params: &[(String, String)], page_cap: Option<usize>) -> Answer {
+        match self.page(params, page_cap) {
             Ok(body) => (200, body),
             Err(message) => (400, json!({ "error": { "code": 400, "message": message } })),
         }
     }
 
-    fn page(&self, params: &[(String, String)]) -> Result<Value, String> {
+    /// The links of the records an answer holds (none without `citation`).
+    pub fn citations(&self, answer: &Value) -> Vec<String> {
+        let Some(citation) = &self.entry.citation else {
+            return Vec::new();
+        };
+        let items = answer.pointer(&self.entry.items).and_then(Value::as_array);
+        items
+            .into_iter()
+            .flatten()
+            .filter_map(|record| record.pointer(citation)?.as_str().map(String::from))
+            .collect()
+    }
+
+    fn page(&self, params: &[(String, String)], page_cap: Option<usize>) -> Result<Value, String> {
         let param = |name: &str| {
             params
                 .iter()
@@ -172,7 +238,7 @@ impl DeclaredSearch {
         let after = bound(entry.updated_min.as_deref())?;
         let before = bound(entry.updated_max.as_deref())?;
         let within = |i: usize| {
-            after.is_none_or(|t| self.updated[i] >= t) && before.is_none_or(|t| self.updated[i] < t)
+            after.is_none_or(|t| self.ends[i] >= t) && before.is_none_or(|t| self.updated[i] < t)
         };
         let mut hits = self.index.search(&self.engine, &query, within);
         sort_hits(&mut hits, Sort::Default(*self.engine.order), |i| {
@@ -184,7 +250,10 @@ impl DeclaredSearch {
                     .map_err(|_| format!("{}: not a number: {v}", entry.page_size))
             })
             .transpose()?;
-        let size = self.engine.page_size_for(asked);
+        let size = self
+            .engine
+            .page_size_for(asked)
+            .min(page_cap.unwrap_or(usize::MAX).max(1));
         let start = match param(&entry.page_token) {
             None | Some("") => 0,
             Some(token) => token
@@ -210,16 +279,6 @@ impl DeclaredSearch {
         }
         Ok(body)
     }
-}
-
-/// A file of the fixtures folder, as text.
-fn read_inside(dir: &Path, file: &Path) -> Result<String> {
-    ensure!(
-        file.is_relative() && !file.components().any(|c| c.as_os_str() == ".."),
-        "{} must be a path inside the fixtures folder",
-        file.display()
-    );
-    std::fs::read_to_string(dir.join(file)).with_context(|| format!("reading {}", file.display()))
 }
 
 /// The strings at a JSON pointer whose `*` segments stand for every
@@ -330,14 +389,21 @@ silent = "a test"
         let entry: SearchEntry = serde_json::from_value(json!({
             "url": "https://api.acme.example/v1/events",
             "declaration": "search.toml", "records": "events.json", "text": "q",
-            "updated": "/updated", "updated_min": "updatedMin",
+            "updated": "/updated", "updated_min": "updatedMin", "citation": "/id",
             "page_size": "maxResults", "page_token": "pageToken",
             "items": "/items", "next_page_token": "/nextPageToken",
             "envelope": {"kind": "acme#events"},
             "fields": {"summary": "/summary", "attendees": "/attendees/*/displayName"},
         }))
         .unwrap();
-        DeclaredSearch::load(dir.path(), entry).unwrap()
+        DeclaredSearch::load(Folder::Disk(dir.path()), entry).unwrap()
+    }
+
+    impl DeclaredSearch {
+        /// An answer with no fault capping its page.
+        fn answer_all(&self, params: &[(String, String)]) -> Answer {
+            self.answer(params, None)
+        }
     }
 
     fn params(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
@@ -359,13 +425,13 @@ silent = "a test"
     #[test]
     fn answers_as_declared_newest_first_in_pages() {
         let search = search();
-        let (status, first) = search.answer(&params(&[("q", "checkout")]));
+        let (status, first) = search.answer_all(&params(&[("q", "checkout")]));
         assert_eq!(status, 200);
         assert_eq!(ids(&first), ["4", "2"]);
         assert_eq!(first["items"].as_array().unwrap().len(), 2);
         assert_eq!(first["kind"], "acme#events");
         let token = first["nextPageToken"].as_str().unwrap();
-        let (_, second) = search.answer(&params(&[("q", "checkout"), ("pageToken", token)]));
+        let (_, second) = search.answer_all(&params(&[("q", "checkout"), ("pageToken", token)]));
         assert_eq!(ids(&second), ["1"]);
         assert!(second.get("nextPageToken").is_none());
     }
@@ -374,16 +440,26 @@ silent = "a test"
     fn searches_the_declared_fields_with_the_declared_combination_and_bounds() {
         let search = search();
         // Every word, in any declared field (attendees too).
-        let (_, body) = search.answer(&params(&[("q", "aisha checkout"), ("maxResults", "10")]));
+        let (_, body) =
+            search.answer_all(&params(&[("q", "aisha checkout"), ("maxResults", "10")]));
         assert_eq!(ids(&body), ["1"]);
-        let (_, body) = search.answer(&params(&[
+        let (_, body) = search.answer_all(&params(&[
             ("q", "aisha"),
             ("updatedMin", "2025-02-05T00:00:00Z"),
         ]));
         assert_eq!(ids(&body), ["3"]);
         // No text: every record.
-        let (_, body) = search.answer(&params(&[("maxResults", "10")]));
+        let (_, body) = search.answer_all(&params(&[("maxResults", "10")]));
         assert_eq!(ids(&body), ["4", "3", "2", "1"]);
+    }
+
+    #[test]
+    fn a_fault_caps_the_page_and_the_returned_records_are_noted() {
+        let search = search();
+        let (_, body) = search.answer(&params(&[("maxResults", "10")]), Some(1));
+        assert_eq!(ids(&body), ["4"]);
+        assert!(body.get("nextPageToken").is_some());
+        assert_eq!(search.citations(&body), ["4"]);
     }
 
     #[test]
@@ -394,7 +470,7 @@ silent = "a test"
             ("pageToken", "xyz"),
             ("updatedMin", "soon"),
         ] {
-            let (status, body) = search.answer(&params(&[bad]));
+            let (status, body) = search.answer_all(&params(&[bad]));
             assert_eq!(status, 400, "{bad:?}: {body}");
         }
     }
@@ -406,7 +482,9 @@ silent = "a test"
         std::fs::write(dir.path().join("events.json"), "[]").unwrap();
         let mut entry = search().entry().clone();
         entry.fields.remove("attendees");
-        let error = DeclaredSearch::load(dir.path(), entry).err().unwrap();
+        let error = DeclaredSearch::load(Folder::Disk(dir.path()), entry)
+            .err()
+            .unwrap();
         assert!(format!("{error:#}").contains("`attendees`"), "{error:#}");
     }
 }

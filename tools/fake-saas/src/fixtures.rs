@@ -119,27 +119,74 @@ enum FixtureBody {
     Search(Arc<DeclaredSearch>),
 }
 
+/// Where a fixtures folder's files are: on disk, or built into fake-saas
+/// (the vendors it plays from data: [`crate::declared::PLAYED_FROM_DATA`]).
+#[derive(Clone, Copy, Debug)]
+pub enum Folder<'a> {
+    Disk(&'a Path),
+    BuiltIn {
+        /// `tools/fake-saas/declared/<name>/`.
+        name: &'static str,
+        /// Each file's name and text.
+        files: &'static [(&'static str, &'static str)],
+    },
+}
+
+impl Folder<'_> {
+    /// One of its files, as text; `file` must name a file inside it.
+    pub fn read(&self, file: &Path) -> Result<String> {
+        inside(file)?;
+        match self {
+            Folder::Disk(dir) => std::fs::read_to_string(dir.join(file))
+                .with_context(|| format!("reading {}", file.display())),
+            Folder::BuiltIn { name, files } => files
+                .iter()
+                .find(|(built_in, _)| Path::new(built_in) == file)
+                .map(|(_, text)| text.to_string())
+                .with_context(|| format!("declared/{name} has no file {}", file.display())),
+        }
+    }
+
+    fn display(&self) -> String {
+        match self {
+            Folder::Disk(dir) => dir.display().to_string(),
+            Folder::BuiltIn { name, .. } => format!("fake-saas's declared/{name}"),
+        }
+    }
+}
+
+/// Refuses a path that leaves the fixtures folder.
+fn inside(file: &Path) -> Result<()> {
+    ensure!(
+        file.is_relative() && !file.components().any(|c| c.as_os_str() == ".."),
+        "{} must be a path inside the fixtures folder",
+        file.display()
+    );
+    Ok(())
+}
+
 /// Reads and checks `dir/routes.toml`. Each problem names its route.
 pub fn load(dir: &Path) -> Result<Vec<FixtureRoute>> {
-    let file = dir.join(ROUTES_FILE);
-    let text = std::fs::read_to_string(&file).with_context(|| {
+    load_folder(Folder::Disk(dir))
+}
+
+/// [`load`], for a folder on disk or built in.
+pub fn load_folder(folder: Folder) -> Result<Vec<FixtureRoute>> {
+    let file = format!("{}/{ROUTES_FILE}", folder.display());
+    let text = folder.read(Path::new(ROUTES_FILE)).with_context(|| {
         format!(
-            "reading {}: a fixtures folder holds a {ROUTES_FILE} that lists the routes \
-             (see `fake-saas fixtures --help`)",
-            file.display()
+            "a fixtures folder holds a {ROUTES_FILE} that lists the routes \
+             (see `fake-saas fixtures --help`)"
         )
     })?;
-    let parsed: RoutesFile =
-        toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
+    let parsed: RoutesFile = toml::from_str(&text).map_err(|e| anyhow::anyhow!("{file}: {e}"))?;
     ensure!(
         !parsed.routes.is_empty() || !parsed.searches.is_empty(),
-        "{}: no [[routes]] or [[searches]]: add at least one",
-        file.display()
+        "{file}: no [[routes]] or [[searches]]: add at least one"
     );
     let routes = parsed.routes.into_iter().enumerate().map(|(index, entry)| {
         let label = format!("{} {}", entry.method, entry.url);
-        check_route(dir, entry)
-            .with_context(|| format!("{}: route {} ({label})", file.display(), index + 1))
+        check_route(folder, entry).with_context(|| format!("{file}: route {} ({label})", index + 1))
     });
     let searches = parsed
         .searches
@@ -147,15 +194,15 @@ pub fn load(dir: &Path) -> Result<Vec<FixtureRoute>> {
         .enumerate()
         .map(|(index, entry)| {
             let label = format!("{} {}", entry.method, entry.url);
-            check_search(dir, entry)
-                .with_context(|| format!("{}: search {} ({label})", file.display(), index + 1))
+            check_search(folder, entry)
+                .with_context(|| format!("{file}: search {} ({label})", index + 1))
         });
     routes.chain(searches).collect()
 }
 
 /// A declared search as a route: it matches its method, host and path, and
 /// answers with the page the request's parameters ask for.
-fn check_search(dir: &Path, entry: SearchEntry) -> Result<FixtureRoute> {
+fn check_search(folder: Folder, entry: SearchEntry) -> Result<FixtureRoute> {
     let route = RouteEntry {
         method: entry.method.clone(),
         url: entry.url.clone(),
@@ -167,12 +214,12 @@ fn check_search(dir: &Path, entry: SearchEntry) -> Result<FixtureRoute> {
         content_type: None,
         headers: BTreeMap::new(),
     };
-    let mut route = check_route(dir, route)?;
-    route.body = FixtureBody::Search(Arc::new(DeclaredSearch::load(dir, entry)?));
+    let mut route = check_route(folder, route)?;
+    route.body = FixtureBody::Search(Arc::new(DeclaredSearch::load(folder, entry)?));
     Ok(route)
 }
 
-fn check_route(dir: &Path, entry: RouteEntry) -> Result<FixtureRoute> {
+fn check_route(folder: Folder, entry: RouteEntry) -> Result<FixtureRoute> {
     let method = Method::from_bytes(entry.method.as_bytes())
         .ok()
         .filter(|_| entry.method.bytes().all(|b| b.is_ascii_uppercase()))
@@ -190,21 +237,20 @@ fn check_route(dir: &Path, entry: RouteEntry) -> Result<FixtureRoute> {
     );
     let body = match (entry.file, entry.body) {
         (Some(_), Some(_)) => bail!("give `file` or `body`, not both"),
-        (Some(file), None) => {
-            ensure!(
-                file.is_relative() && !file.components().any(|c| c.as_os_str() == ".."),
-                "file {} must be a path inside the fixtures folder",
-                file.display()
-            );
-            let path = dir.join(&file);
-            ensure!(
-                path.is_file(),
-                "file {}: there is no such file in {}",
-                file.display(),
-                dir.display()
-            );
-            FixtureBody::File(path)
-        }
+        (Some(file), None) => match folder {
+            Folder::Disk(dir) => {
+                inside(&file).context("file")?;
+                let path = dir.join(&file);
+                ensure!(
+                    path.is_file(),
+                    "file {}: there is no such file in {}",
+                    file.display(),
+                    dir.display()
+                );
+                FixtureBody::File(path)
+            }
+            Folder::BuiltIn { .. } => FixtureBody::Inline(folder.read(&file)?),
+        },
         (None, Some(body)) => FixtureBody::Inline(body),
         (None, None) => FixtureBody::Empty,
     };
@@ -266,6 +312,8 @@ struct Incoming<'a> {
     path: &'a str,
     query: Vec<(String, String)>,
     body: &'a [u8],
+    /// The most records a page may hold (a fault's `max_page_size`).
+    page_cap: Option<usize>,
 }
 
 impl FixtureRoute {
@@ -296,6 +344,7 @@ impl FixtureRoute {
 
     /// The response, its body read now (so edits show at once).
     fn respond(&self, request: &Incoming) -> Result<Response> {
+        let mut returned = Vec::new();
         let (status, body) = match &self.body {
             FixtureBody::File(path) => (
                 self.status,
@@ -304,11 +353,15 @@ impl FixtureRoute {
             FixtureBody::Inline(text) => (self.status, text.clone().into_bytes()),
             FixtureBody::Empty => (self.status, Vec::new()),
             FixtureBody::Search(search) => {
-                let (status, body) = search.answer(&request.query);
+                let (status, body) = search.answer(&request.query, request.page_cap);
+                returned = search.citations(&body);
                 (status, serde_json::to_vec(&body)?)
             }
         };
         let mut response = http::raw(status, &self.content_type, body);
+        if !returned.is_empty() {
+            http::note_returned(&mut response, returned.iter().map(String::as_str));
+        }
         for (name, value) in &self.headers {
             response.headers_mut().insert(name.clone(), value.clone());
         }
@@ -324,6 +377,21 @@ impl FixtureRoute {
             FixtureBody::Search(search) => format!("the search of {}", search.entry().url),
         }
     }
+}
+
+/// A request to the fake vendors answered by the first of `routes` that
+/// matches it; `None` when none does.
+pub(crate) fn answer_with(routes: &[FixtureRoute], req: &http::Req) -> Option<Result<Response>> {
+    let request = Incoming {
+        method: &req.method,
+        host: &req.host,
+        path: &req.path,
+        query: req.query_pairs(),
+        body: &req.body,
+        page_cap: req.page_cap,
+    };
+    let route = routes.iter().find(|route| route.matches(&request))?;
+    Some(route.respond(&request))
 }
 
 /// The hosts the routes name, each once, in order.
@@ -441,6 +509,7 @@ async fn answer(State(state): State<Arc<FixtureState>>, request: Request) -> Res
         path: parts.uri.path(),
         query: parts.uri.query().map(http::parse_pairs).unwrap_or_default(),
         body: &body,
+        page_cap: None,
     };
     let shown = match parts.uri.query() {
         Some(query) => format!("{} https://{host}{}?{query}", parts.method, request.path),
@@ -571,6 +640,7 @@ mod tests {
             path,
             query: http::parse_pairs(query),
             body,
+            page_cap: None,
         }
     }
 

@@ -1,7 +1,7 @@
 //! `fake-saas`: a local HTTPS server that plays the read APIs of SaaS vendors
 //! (GitHub, Slack, Notion, Linear, Jira, Confluence, Google Drive, Gmail, Zendesk,
-//! HubSpot, Salesforce, Microsoft 365, Asana, Trello, Intercom) for Quarry's tests,
-//! benchmarks and demo.
+//! HubSpot, Salesforce, Microsoft 365, Asana, Trello, Intercom, and Google Calendar
+//! played from data: [`declared`]) for Quarry's tests, benchmarks and demo.
 //!
 //! # How it is reached
 //!
@@ -17,9 +17,10 @@
 //! Every vendor API endpoint requires `Authorization: Bearer <token>`. Seeded access
 //! tokens are `fake-<vendor>-<user>` for the vendors of [`dataset::VENDORS`] (`github`,
 //! `slack`, `notion`, `linear`, `jira`, `confluence`, `google-drive`, `gmail`, `zendesk`,
-//! `hubspot`, `salesforce`, `microsoft-365`, `asana`, `trello`, `intercom`) and the users
+//! `hubspot`, `salesforce`, `microsoft-365`, `asana`, `trello`, `intercom`,
+//! `google-calendar`) and the users
 //! `alice` and `bob` (e.g. `fake-github-alice`); they never
-//! expire. Vendors that share an OAuth server (Jira and Confluence; Drive and Gmail) tell
+//! expire. Vendors that share an OAuth server (Jira and Confluence; Drive, Gmail and Calendar) tell
 //! their codes and tokens apart by the scopes asked for. The OAuth endpoints and [`FakeSaas::issue_token`] mint more, with
 //! vendor-looking formats. Revoked, expired and unknown tokens get the vendor's 401
 //! shape (Slack: HTTP 200 with `ok:false`).

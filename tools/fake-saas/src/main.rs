@@ -21,7 +21,7 @@ use fake_saas::{FakeSaas, FakeSaasConfig};
 #[command(
     name = "fake-saas",
     version,
-    about = "A local HTTPS server that plays the SaaS vendors' read APIs (GitHub, Slack, Notion, Linear, Jira, Confluence, Google Drive, Gmail, Zendesk, HubSpot, Salesforce, Microsoft 365, Asana, Trello, Intercom)",
+    about = "A local HTTPS server that plays the SaaS vendors' read APIs (GitHub, Slack, Notion, Linear, Jira, Confluence, Google Drive, Gmail, Zendesk, HubSpot, Salesforce, Microsoft 365, Asana, Trello, Intercom, Google Calendar)",
     args_conflicts_with_subcommands = true
 )]
 struct Args {

@@ -27,10 +27,12 @@ pub(crate) enum Vendor {
     Asana,
     Trello,
     Intercom,
+    /// Played from data (`declared/google-calendar/`).
+    GoogleCalendar,
 }
 
 impl Vendor {
-    pub(crate) const ALL: [Vendor; 15] = [
+    pub(crate) const ALL: [Vendor; 16] = [
         Vendor::Github,
         Vendor::Slack,
         Vendor::Notion,
@@ -46,6 +48,7 @@ impl Vendor {
         Vendor::Asana,
         Vendor::Trello,
         Vendor::Intercom,
+        Vendor::GoogleCalendar,
     ];
 
     pub(crate) fn as_str(self) -> &'static str {
@@ -65,6 +68,7 @@ impl Vendor {
             Vendor::Asana => "asana",
             Vendor::Trello => "trello",
             Vendor::Intercom => "intercom",
+            Vendor::GoogleCalendar => "google-calendar",
         }
     }
 
@@ -83,7 +87,7 @@ impl Vendor {
             Vendor::Linear => 86399,
             Vendor::Jira => 3600,
             Vendor::Confluence => 3600,
-            Vendor::GoogleDrive | Vendor::Gmail => 3599,
+            Vendor::GoogleDrive | Vendor::Gmail | Vendor::GoogleCalendar => 3599,
             Vendor::Zendesk => 7200,
             Vendor::Hubspot => 1800,
             // Salesforce: the org's session timeout (2 hours here).
@@ -109,6 +113,7 @@ impl Vendor {
             }
             Vendor::GoogleDrive => "https://www.googleapis.com/auth/drive.readonly",
             Vendor::Gmail => "https://www.googleapis.com/auth/gmail.readonly",
+            Vendor::GoogleCalendar => "https://www.googleapis.com/auth/calendar.events.readonly",
             Vendor::Zendesk => "tickets:read",
             Vendor::Hubspot => {
                 "oauth crm.objects.contacts.read crm.objects.companies.read crm.objects.deals.read crm.objects.tickets.read"
@@ -282,7 +287,7 @@ impl Tokens {
                     format!("eyJraWQiOiJyZWZyZXNoIn0.{}", self.alnum(64)),
                 )
             }
-            Vendor::GoogleDrive | Vendor::Gmail => (
+            Vendor::GoogleDrive | Vendor::Gmail | Vendor::GoogleCalendar => (
                 format!(
                     "ya29.a0{}",
                     self.random(

@@ -179,7 +179,8 @@ macro_rules! vendor_list {
         pub const VENDORS: &[&str] = &[$($name),*];
     };
 }
-with_vendors!(vendor_list);
+// The coded vendors, then those played from data (`declared::PLAYED_FROM_DATA`).
+with_vendors!(vendor_list, "google-calendar");
 /// No record is later than this.
 pub const DATASET_END: &str = "2026-11-21T00:00:00Z";
 

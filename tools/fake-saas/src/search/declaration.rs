@@ -121,6 +121,9 @@ pub enum Order {
     Relevance,
     /// The most recently updated first.
     Newest,
+    /// An order the vendor leaves unspecified but stable (Google Calendar's
+    /// events.list): the fake keeps its records' own order.
+    Stored,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]

@@ -214,6 +214,7 @@ pub fn sort_hits(hits: &mut [Hit], sort: Sort, key: impl Fn(usize) -> i64) {
         let then = match sort {
             Sort::Default(Order::Relevance) => by_score.then(newest),
             Sort::Default(Order::Newest) => newest,
+            Sort::Default(Order::Stored) => std::cmp::Ordering::Equal,
             Sort::Key { ascending: false } => newest.then(by_score),
             Sort::Key { ascending: true } => newest.reverse().then(by_score),
         };

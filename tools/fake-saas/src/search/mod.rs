@@ -32,12 +32,22 @@ pub use text::{STOP_WORDS, Stemming, normalize, raw_tokens, tokenize};
 /// The declarations of the vendors fake-saas plays, by name (the file's
 /// name in `declarations/`: a vendor with two searches has two).
 static DECLARATIONS: LazyLock<BTreeMap<&'static str, Declaration>> = LazyLock::new(|| {
-    BUILT_IN
+    let coded = BUILT_IN
         .iter()
-        .map(|(name, text)| {
-            let declaration = Declaration::from_toml(text)
-                .unwrap_or_else(|e| panic!("declarations/{name}.toml: {e}"));
-            (*name, declaration)
+        .map(|(name, text)| (*name, format!("declarations/{name}.toml"), *text));
+    let from_data = crate::declared::PLAYED_FROM_DATA
+        .iter()
+        .filter_map(|(name, files)| {
+            let file = crate::declared::DECLARATION_FILE;
+            let (_, text) = files.iter().find(|(f, _)| *f == file)?;
+            Some((*name, format!("declared/{name}/{file}"), *text))
+        });
+    coded
+        .chain(from_data)
+        .map(|(name, file, text)| {
+            let declaration =
+                Declaration::from_toml(text).unwrap_or_else(|e| panic!("{file}: {e}"));
+            (name, declaration)
         })
         .collect()
 });

@@ -1,10 +1,10 @@
 //! Google's OAuth server (accounts.google.com, oauth2.googleapis.com), shared by
-//! Drive and Gmail, and Google's JSON error shape.
+//! Drive, Gmail and Calendar, and Google's JSON error shape.
 //!
-//! The two products are separate vendors here (tokens `fake-google-drive-<user>` and
-//! `fake-gmail-<user>`): the authorize request's `scope` says which one a code is for
-//! (a Gmail scope → Gmail), and the token and revoke endpoints follow the code or token
-//! they are given.
+//! The products are separate vendors here (tokens `fake-google-drive-<user>`,
+//! `fake-gmail-<user>`, `fake-google-calendar-<user>`): the authorize request's `scope`
+//! says which one a code is for (a Gmail scope → Gmail, a Calendar scope → Calendar), and
+//! the token and revoke endpoints follow the code or token they are given.
 
 use axum::http::Method;
 use axum::response::Response;
@@ -58,7 +58,7 @@ pub(crate) fn bad_request(message: &str) -> Response {
     google_error(400, message, "invalid", "INVALID_ARGUMENT")
 }
 
-/// Google's error for a status (faults), for Drive and Gmail alike.
+/// Google's error for a status (faults), for each of Google's APIs alike.
 pub(crate) fn error(status: u16) -> Response {
     match status {
         400 => bad_request("Invalid Value"),
@@ -101,11 +101,12 @@ pub(crate) fn error(status: u16) -> Response {
 fn vendor_of_scope(scope: Option<String>) -> Vendor {
     match scope {
         Some(s) if s.contains("gmail") => Vendor::Gmail,
+        Some(s) if s.contains("auth/calendar") => Vendor::GoogleCalendar,
         _ => Vendor::GoogleDrive,
     }
 }
 
-/// The vendor of the code or token a request presents, among Drive and Gmail.
+/// The vendor of the code or token a request presents, among Google's.
 fn vendor_of_grant(shared: &Shared, req: &Req) -> Vendor {
     let tokens = shared.tokens();
     let from_code = req
@@ -117,7 +118,12 @@ fn vendor_of_grant(shared: &Shared, req: &Req) -> Vendor {
         .find_map(|t| tokens.info(&t).map(|i| i.vendor));
     from_code
         .or(from_token)
-        .filter(|v| matches!(v, Vendor::GoogleDrive | Vendor::Gmail))
+        .filter(|v| {
+            matches!(
+                v,
+                Vendor::GoogleDrive | Vendor::Gmail | Vendor::GoogleCalendar
+            )
+        })
         .unwrap_or(Vendor::GoogleDrive)
 }
 

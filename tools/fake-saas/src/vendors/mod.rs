@@ -3,6 +3,7 @@
 pub(crate) mod confluence;
 pub(crate) mod cursor;
 pub(crate) mod drive;
+pub(crate) mod from_data;
 pub(crate) mod github;
 pub(crate) mod gmail;
 pub(crate) mod google;
@@ -62,11 +63,16 @@ pub(crate) fn vendor_of_request(req: &Req) -> Option<Vendor> {
         {
             Some(Vendor::Confluence)
         }
+        Vendor::GoogleDrive
+            if req.host == "www.googleapis.com" && req.path.starts_with("/calendar/") =>
+        {
+            Some(Vendor::GoogleCalendar)
+        }
         v => Some(v),
     }
 }
 
-/// Google's OAuth hosts, shared by Drive and Gmail.
+/// Google's OAuth hosts, shared by Drive, Gmail and Calendar.
 fn is_google_oauth(host: &str) -> bool {
     matches!(host, "accounts.google.com" | "oauth2.googleapis.com")
 }
@@ -81,7 +87,9 @@ pub(crate) fn dispatch(shared: &Shared, req: &Req) -> Response {
         return answer;
     }
     match vendor {
-        Some(Vendor::GoogleDrive | Vendor::Gmail) if is_google_oauth(&req.host) => {
+        Some(Vendor::GoogleDrive | Vendor::Gmail | Vendor::GoogleCalendar)
+            if is_google_oauth(&req.host) =>
+        {
             google::handle(shared, req)
         }
         Some(Vendor::Confluence) => confluence::handle(shared, req),
@@ -99,6 +107,7 @@ pub(crate) fn dispatch(shared: &Shared, req: &Req) -> Response {
         Some(Vendor::Asana) => asana::handle(shared, req),
         Some(Vendor::Trello) => trello::handle(shared, req),
         Some(Vendor::Intercom) => intercom::handle(shared, req),
+        Some(vendor @ Vendor::GoogleCalendar) => from_data::handle(shared, vendor, req),
         None => {
             let known = crate::HOSTS.contains(&req.host.as_str());
             http::json(
@@ -127,7 +136,7 @@ pub(crate) fn error_response(req: &Req, status: u16, retry_after: Option<u32>) -
         Some(Vendor::Linear) => linear::error(status, retry_after),
         Some(Vendor::Jira) => jira::error(status, retry_after),
         Some(Vendor::Confluence) => confluence::error(status, retry_after),
-        Some(Vendor::GoogleDrive | Vendor::Gmail) => google::error(status),
+        Some(Vendor::GoogleDrive | Vendor::Gmail | Vendor::GoogleCalendar) => google::error(status),
         Some(Vendor::Zendesk) => zendesk::error(status),
         Some(Vendor::Hubspot) => hubspot::error(status),
         Some(Vendor::Salesforce) => salesforce::error(status),

@@ -308,7 +308,7 @@ fn success(vendor: Vendor, req: &Req, pair: &TokenPair, user: &str, refreshed: b
         ),
         // Google returns the refresh token on the code exchange; the fake
         // rotates refresh tokens, so it returns the new one on refresh too.
-        Vendor::GoogleDrive | Vendor::Gmail => http::json(
+        Vendor::GoogleDrive | Vendor::Gmail | Vendor::GoogleCalendar => http::json(
             200,
             &json!({
                 "access_token": pair.access_token,
@@ -468,6 +468,7 @@ fn failure(vendor: Vendor, req: &Req, e: TokenError) -> Response {
         | Vendor::Linear
         | Vendor::GoogleDrive
         | Vendor::Gmail
+        | Vendor::GoogleCalendar
         | Vendor::Zendesk
         | Vendor::Hubspot
         | Vendor::Salesforce
