@@ -18,17 +18,16 @@ use quarry::connectors::policy::{GuestRequest, admit};
 use quarry::connectors::{Document, ErrorKind, SearchRequest};
 use quarry_store::secret::Secret;
 use quarry_tests::{Harness, api_host, assert_cited_once, repo_root};
+use serde_json::Value;
 
-/// The ten vendors after the first five (GitHub, Slack, Notion, Linear,
-/// Jira), in fake-saas's order.
-fn vendors() -> [&'static str; 10] {
-    dataset::VENDORS[5..]
-        .try_into()
-        .expect("fifteen vendors in fake-saas")
+/// The vendors after the first five (GitHub, Slack, Notion, Linear, Jira),
+/// in fake-saas's order: the coded ones, then those played from data.
+fn vendors() -> &'static [&'static str] {
+    &dataset::VENDORS[5..]
 }
 
 async fn harness() -> Harness {
-    Harness::start(&vendors()).await
+    Harness::start(vendors()).await
 }
 
 /// A keyword search as the host plans it, with the settings the demo uses.
@@ -89,7 +88,49 @@ fn records(connector: &str) -> Vec<Row> {
         "asana" => rows(dataset::asana_tasks(), |r| Some(r.story.clone())),
         "trello" => rows(dataset::trello_cards(), |r| Some(r.story.clone())),
         "intercom" => rows(dataset::intercom_conversations(), |r| Some(r.story.clone())),
+        "google-calendar" => calendar_events().iter().map(calendar_row).collect(),
         other => panic!("no dataset for {other}"),
+    }
+}
+
+/// Google Calendar's events, as fake-saas plays them (from data).
+fn calendar_events() -> Vec<Value> {
+    let text = fake_saas::declared::built_in_file("google-calendar", "events.json")
+        .expect("fake-saas plays Google Calendar from data");
+    serde_json::from_str(text).unwrap()
+}
+
+/// An event as a row: its text in the fields Calendar's `q` searches, its
+/// time its start.
+fn calendar_row(event: &Value) -> Row {
+    let text = |pointer: &str| {
+        event
+            .pointer(pointer)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+    };
+    let attendees = event["attendees"].as_array().into_iter().flatten();
+    let people = attendees.flat_map(|a| [a["displayName"].as_str(), a["email"].as_str()]);
+    let searchable_text = [
+        "/summary",
+        "/description",
+        "/location",
+        "/organizer/displayName",
+        "/organizer/email",
+    ]
+    .into_iter()
+    .map(text)
+    .chain(people.flatten())
+    .collect::<Vec<_>>()
+    .join("\n");
+    Row {
+        citation_url: text("/htmlLink").to_string(),
+        story: event
+            .pointer("/extendedProperties/private/story")
+            .and_then(Value::as_str)
+            .map(String::from),
+        searchable_text,
+        updated_unix: unix(text("/start/dateTime")),
     }
 }
 
@@ -127,6 +168,7 @@ fn searches<'a>(requests: &'a [RecordedRequest], connector: &str) -> Vec<&'a Rec
             "asana" => r.path.ends_with("/tasks/search"),
             "trello" => r.path == "/1/search",
             "intercom" => r.path == "/conversations/search",
+            "google-calendar" => r.path.ends_with("/events"),
             _ => false,
         })
         .collect()
@@ -353,6 +395,79 @@ async fn gmail_records_are_mapped_field_for_field() {
         doc.content
     );
     assert_eq!(doc.metadata["thread_id"], message.thread_id.as_str());
+}
+
+#[tokio::test]
+async fn google_calendar_finds_an_incidents_meetings_and_maps_them_field_for_field() {
+    let h = Harness::start(&["google-calendar"]).await;
+    // A question of many words: Calendar needs every word of a query, so
+    // the connector asks narrower ones and finds the incident's bridge and
+    // its postmortem review.
+    let docs = found(
+        &h,
+        "google-calendar",
+        "postmortem certificate rotation checkout 502s",
+        10,
+    )
+    .await;
+    assert_cited_once("google-calendar", &docs, &citations("google-calendar"));
+    let rows = records("google-calendar");
+    let of_story: Vec<&Row> = rows
+        .iter()
+        .filter(|r| r.story.as_deref() == Some("incident-lb-cert"))
+        .collect();
+    assert_eq!(of_story.len(), 2);
+    for row in &of_story {
+        find(&docs, &row.citation_url);
+    }
+    let events = calendar_events();
+    let review = one(&events, |e| {
+        e["summary"]
+            .as_str()
+            .is_some_and(|s| s.starts_with("Postmortem review: checkout 502s"))
+    });
+    let doc = find(&docs, review["htmlLink"].as_str().unwrap());
+    assert_eq!(doc.id, review["id"].as_str().unwrap());
+    assert_eq!(doc.title, review["summary"].as_str().unwrap());
+    assert_eq!(doc.author.as_deref(), Some("Aisha Bello"));
+    assert_eq!(
+        doc.updated_at,
+        Some(rfc3339(review["start"]["dateTime"].as_str().unwrap()))
+    );
+    assert_eq!(
+        doc.created_at,
+        Some(rfc3339(review["created"].as_str().unwrap()))
+    );
+    assert!(
+        doc.content
+            .starts_with(review["description"].as_str().unwrap())
+    );
+    assert!(
+        doc.content.contains("Where: Berlin office, room Havel"),
+        "{}",
+        doc.content
+    );
+    assert!(
+        doc.content.contains("With: Aisha Bello, Tomás Herrera"),
+        "{}",
+        doc.content
+    );
+    assert_eq!(
+        doc.metadata["end"],
+        rfc3339(review["end"]["dateTime"].as_str().unwrap())
+    );
+    let requests = h.fake.requests();
+    let asked = searches(&requests, "google-calendar");
+    assert!(
+        (2..=3).contains(&asked.len()),
+        "narrower queries: {}",
+        sent(&asked)
+    );
+    assert!(
+        asked
+            .iter()
+            .all(|r| r.path == "/calendar/v3/calendars/primary/events")
+    );
 }
 
 #[tokio::test]
@@ -749,6 +864,7 @@ fn ranged_question(connector: &str) -> &'static str {
         "zendesk" => "checkout",
         "hubspot" => "acme",
         "trello" => "customer",
+        "google-calendar" => "platform",
         "salesforce" | "microsoft-365" | "intercom" => {
             "checkout payment order customer invoice incident"
         }
@@ -793,6 +909,11 @@ fn range_in_request(connector: &str) -> &'static [&'static str] {
         // Trello's search has no absolute dates: the range is applied
         // to the cards' last activity.
         "trello" => &[],
+        // An event's times: timeMin bounds its end, timeMax its start.
+        "google-calendar" => &[
+            "timeMin=2026-01-01T00%3A00%3A00Z",
+            "timeMax=2026-06-30T23%3A59%3A59Z",
+        ],
         "intercom" => &[
             "{\"field\":\"updated_at\",\"operator\":\">\",\"value\":1767225599}",
             "{\"field\":\"updated_at\",\"operator\":\"<\",\"value\":1782864000}",
@@ -805,7 +926,7 @@ fn range_in_request(connector: &str) -> &'static [&'static str] {
 async fn time_ranges_reach_the_upstream() {
     let h = harness().await;
     let (lo, hi) = (unix("2026-01-01T00:00:00Z"), unix("2026-07-01T00:00:00Z"));
-    for connector in vendors() {
+    for &connector in vendors() {
         let question = ranged_question(connector);
         let matches_text = |text: &str| could_find(connector, question, text);
         // The range matters: the question has answers outside it.
@@ -847,7 +968,7 @@ async fn time_ranges_reach_the_upstream() {
 async fn upstream_failures_map_to_connector_errors() {
     let h = harness().await;
     let checkout = request("checkout", 5);
-    for connector in vendors() {
+    for &connector in vendors() {
         let host = api_host(connector);
         h.assert_common_failures_mapped(connector, host, &checkout)
             .await;
@@ -870,8 +991,9 @@ async fn upstream_failures_map_to_connector_errors() {
 
 #[tokio::test]
 async fn google_says_rate_limited_with_a_403_and_a_reason() {
-    let h = Harness::start(&["google-drive", "gmail"]).await;
-    for connector in ["google-drive", "gmail"] {
+    let google = ["google-drive", "gmail", "google-calendar"];
+    let h = Harness::start(&google).await;
+    for connector in google {
         h.fail_next(
             api_host(connector),
             Fault {
@@ -907,11 +1029,11 @@ async fn salesforce_says_an_exhausted_api_allocation_with_a_403() {
 #[tokio::test]
 async fn a_bad_token_is_unauthorized_and_each_user_sends_their_own() {
     let h = harness().await;
-    for connector in vendors() {
+    for &connector in vendors() {
         h.assert_bad_token_unauthorized(connector, &request("checkout", 5))
             .await;
     }
-    for connector in vendors() {
+    for &connector in vendors() {
         h.fake.clear_requests();
         h.search_as(connector, "bob", &request("checkout", 3))
             .await
@@ -1143,6 +1265,19 @@ fn manifests_admit_exactly_the_requests_each_connector_needs() {
             ],
         ),
         (
+            "google-calendar",
+            &[
+                "GET https://www.googleapis.com/calendar/v3/calendars/primary/events?q=x&singleEvents=true".into(),
+            ],
+            &[
+                "POST https://www.googleapis.com/calendar/v3/calendars/primary/events {}".into(),
+                "POST https://www.googleapis.com/calendar/v3/calendars/primary/events/quickAdd?text=x".into(),
+                "GET https://www.googleapis.com/calendar/v3/calendars/other@example.com/events".into(),
+                "GET https://www.googleapis.com/calendar/v3/calendars/primary/acl".into(),
+                "GET https://www.googleapis.com/drive/v3/files".into(),
+            ],
+        ),
+        (
             "zendesk",
             &[
                 "GET https://acme.zendesk.com/api/v2/search.json?query=type%3Aticket%20x".into(),
@@ -1322,6 +1457,11 @@ fn manifests_declare_read_only_scopes_and_revocation() {
             &["https://www.googleapis.com/auth/gmail.readonly"][..],
             google_revoke,
         ),
+        (
+            "google-calendar",
+            &["https://www.googleapis.com/auth/calendar.events.readonly"][..],
+            google_revoke,
+        ),
         ("zendesk", &["read"][..], None),
         (
             "hubspot",
@@ -1384,11 +1524,49 @@ fn manifests_declare_read_only_scopes_and_revocation() {
 fn credentials_are_bearer_tokens_but_trellos() {
     // Trello's credential is its own Authorization header; the others' a
     // bearer token, sent only to the hosts of their routes.
-    for connector in vendors() {
+    for &connector in vendors() {
         let expected = match connector {
             "trello" => AuthScheme::Header("authorization".into()),
             _ => AuthScheme::Bearer,
         };
         assert_eq!(manifest(connector).auth.scheme, expected, "{connector}");
     }
+}
+
+#[test]
+fn the_connectors_guide_lists_every_connector_with_its_scopes() {
+    // docs/connectors.md's table is where users look a connector up: each
+    // one in plugins/ has its row, with its label, every scope and whether
+    // a disconnection revokes the token.
+    let guide = std::fs::read_to_string(repo_root().join("docs/connectors.md")).unwrap();
+    let mut listed = 0;
+    for entry in std::fs::read_dir(repo_root().join("plugins")).unwrap() {
+        let id = entry.unwrap().file_name().to_string_lossy().into_owned();
+        if !repo_root()
+            .join(format!("plugins/{id}/connector.toml"))
+            .exists()
+        {
+            continue; // the SDK
+        }
+        let m = manifest(&id);
+        let row = guide
+            .lines()
+            .find(|line| line.starts_with(&format!("| `{id}` | {} |", m.label)))
+            .unwrap_or_else(|| panic!("docs/connectors.md has no row for {id}"));
+        let oauth = m.oauth.as_ref().expect("an [oauth] section");
+        for scope in &oauth.scopes {
+            assert!(
+                row.contains(&format!("`{scope}`")),
+                "{id}: {scope} not in {row}"
+            );
+        }
+        let revoked = if oauth.revoke.is_some() {
+            "| yes |"
+        } else {
+            "| no |"
+        };
+        assert!(row.ends_with(revoked), "{id}: {row}");
+        listed += 1;
+    }
+    assert_eq!(listed, dataset::VENDORS.len());
 }

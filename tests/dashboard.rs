@@ -676,7 +676,7 @@ async fn answers(demo: &Demo, token: &str, connector: &str) {
 async fn connecting_asks_for_the_settings_a_tool_needs() {
     let demo = Demo::start(&[]);
     let mut browser = signed_in(&demo, "bob").await;
-    for connector in ["zendesk", "salesforce", "github"] {
+    for connector in ["zendesk", "salesforce", "github", "google-calendar"] {
         let action = format!("/dashboard/tools/{connector}/disconnect");
         let page = browser.submit("/dashboard/tools", &action, &[]).await;
         assert_eq!(page.status, 200, "{connector}: {}", page.text);
@@ -749,6 +749,12 @@ async fn connecting_asks_for_the_settings_a_tool_needs() {
     let done = connect_with(&mut browser, "github", &[("setting.scope", "org:acme")]).await;
     assert_eq!(done.status, 303, "{}", done.text);
     answers(&demo, demo.bob(), "github").await;
+
+    // Google Calendar (played by fake-saas from data): nothing to type,
+    // Google's OAuth with Calendar's own read-only scope.
+    let done = connect_with(&mut browser, "google-calendar", &[]).await;
+    assert_eq!(done.status, 303, "{}", done.text);
+    answers(&demo, demo.bob(), "google-calendar").await;
 }
 
 /// The registry of user data, proven on a whole life: alice leaves a record

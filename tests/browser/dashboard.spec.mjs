@@ -290,6 +290,32 @@ test('a visit to the dashboard in Chromium', async (t) => {
     assert.ok(!reply.body.results[0].error, reply.text);
   });
 
+  await step(t, 'connects Google Calendar, a vendor fake-saas plays from data', async () => {
+    const calendar = page.locator('tr[data-connector="google-calendar"]');
+    await navigate(() => page.getByRole('button', { name: 'Disconnect Google Calendar' }).click());
+    await navigate(() => page.getByRole('link', { name: 'Back to your tools' }).click());
+    assert.equal(await calendar.getAttribute('data-status'), 'not_connected');
+    const hops = [];
+    const record = (request) => { if (request.isNavigationRequest()) hops.push(request.url()); };
+    page.on('request', record);
+    const landed = await navigate(() => page.getByRole('button', { name: 'Connect Google Calendar' }).click());
+    page.off('request', record);
+    assert.equal(landed.status(), 200);
+    // Google's consent screen, asked for Calendar's read-only scope.
+    const consent = hops
+      .map((url) => new URL(url))
+      .find((url) => url.origin === fakeOrigin && url.pathname.startsWith('/_vendor/accounts.google.com/'));
+    assert.ok(consent, hops.join('\n'));
+    assert.equal(consent.searchParams.get('scope'), 'https://www.googleapis.com/auth/calendar.events.readonly');
+    assert.equal(await page.getByRole('status').innerText(), 'Google Calendar is connected.');
+    assert.equal(await calendar.getAttribute('data-status'), 'connected');
+    const reply = await query(alice.token, { query: 'postmortem certificate rotation', connectors: ['google-calendar'] });
+    assert.equal(reply.status, 200, reply.text);
+    const result = reply.body.results[0];
+    assert.ok(!result.error, reply.text);
+    assert.ok(reply.text.includes('Postmortem review: checkout 502s'), reply.text);
+  });
+
   let apiToken;
   await step(t, 'issues an API token that works against /v1/query', async () => {
     await navigate(() => page.getByRole('link', { name: 'API tokens' }).click());

@@ -250,7 +250,7 @@ pub fn api_host(connector: &str) -> &'static str {
         "notion" => "api.notion.com",
         "linear" => "api.linear.app",
         "jira" | "confluence" => "api.atlassian.com",
-        "google-drive" => "www.googleapis.com",
+        "google-drive" | "google-calendar" => "www.googleapis.com",
         "gmail" => "gmail.googleapis.com",
         "zendesk" => "acme.zendesk.com",
         "hubspot" => "api.hubapi.com",

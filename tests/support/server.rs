@@ -19,11 +19,12 @@ use crate::contract;
 use crate::shared::{self, SharedBackend};
 
 /// The connectors the demo connects for both users (sorted by id).
-pub const CONNECTORS: [&str; 15] = [
+pub const CONNECTORS: [&str; 16] = [
     "asana",
     "confluence",
     "github",
     "gmail",
+    "google-calendar",
     "google-drive",
     "hubspot",
     "intercom",

@@ -355,7 +355,7 @@ def with_manifest(connector, scopes, check):
 
 
 def test_manifests_scopes_pass():
-    for connector in ("jira", "confluence", "slack", "asana", "microsoft-365", "hubspot", "zendesk", "linear", "trello", "intercom", "salesforce"):
+    for connector in ("jira", "confluence", "slack", "asana", "microsoft-365", "hubspot", "zendesk", "linear", "trello", "intercom", "salesforce", "google-calendar"):
         report = validate.Report()
         checker = validate.Checker(report)
         validate.check_scopes(report, checker, connector, checker.vendor_of(connector), None)

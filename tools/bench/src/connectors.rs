@@ -131,7 +131,7 @@ fn round_trips(seen: &[RecordedRequest]) -> usize {
     rounds
 }
 
-/// Every connector at once, as a query with all fifteen connected fans out,
+/// Every connector at once, as a query with all of them connected fans out,
 /// against the slowest connector alone on the same question.
 async fn fan_out(h: &Harness, alone: Vec<Vec<Duration>>) -> Result<()> {
     let mut slowest: Vec<Duration> = (0..QUESTIONS.len())
