@@ -7,7 +7,10 @@ use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 
 /// jemalloc returns freed memory to the system, where glibc's malloc kept
-/// it (see host/Cargo.toml); `/metrics` reports its figures.
+/// it (see host/Cargo.toml); `/metrics` reports its figures. The
+/// `system-allocator` feature leaves it out, to measure the two side by
+/// side.
+#[cfg(not(feature = "system-allocator"))]
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 

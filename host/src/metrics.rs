@@ -65,7 +65,15 @@ impl MemoryGauges {
 }
 
 /// jemalloc's allocated and resident bytes (the `quarry` binary's
-/// allocator), as of now.
+/// allocator), as of now; none when the binary uses the system's.
+#[cfg(feature = "system-allocator")]
+fn heap_figures() -> Option<(usize, usize)> {
+    None
+}
+
+/// jemalloc's allocated and resident bytes (the `quarry` binary's
+/// allocator), as of now; none when the binary uses the system's.
+#[cfg(not(feature = "system-allocator"))]
 fn heap_figures() -> Option<(usize, usize)> {
     use tikv_jemalloc_ctl::{epoch, stats};
     // The figures are a snapshot taken when the epoch advances.
