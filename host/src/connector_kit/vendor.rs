@@ -31,6 +31,10 @@ const SDK_SOURCES: &[(&str, &str)] = &[
         include_str!("../../../plugins/sdk/src/common_words.txt"),
     ),
     (
+        "src/google.rs",
+        include_str!("../../../plugins/sdk/src/google.rs"),
+    ),
+    (
         "src/http.rs",
         include_str!("../../../plugins/sdk/src/http.rs"),
     ),
