@@ -463,6 +463,34 @@ silent = "a test"
     }
 
     #[test]
+    fn a_lower_bound_applies_to_the_end_when_the_entry_names_one() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("search.toml"), DECLARATION).unwrap();
+        let records = json!([
+            {"id": "1", "summary": "Checkout review", "start": "2025-02-04T10:00:00Z",
+             "end": "2025-02-04T12:00:00Z"},
+        ]);
+        std::fs::write(dir.path().join("events.json"), records.to_string()).unwrap();
+        let entry = |ends: Option<&str>| -> SearchEntry {
+            serde_json::from_value(json!({
+                "url": "https://api.acme.example/v1/events",
+                "declaration": "search.toml", "records": "events.json", "text": "q",
+                "updated": "/start", "ends": ends, "updated_min": "timeMin",
+                "page_size": "maxResults", "page_token": "pageToken",
+                "items": "/items", "next_page_token": "/nextPageToken",
+                "fields": {"summary": "/summary", "attendees": "/attendees/*/displayName"},
+            }))
+            .unwrap()
+        };
+        // Under way at 11:00: found when the bound is on its end.
+        let during = params(&[("timeMin", "2025-02-04T11:00:00Z")]);
+        let by_end = DeclaredSearch::load(Folder::Disk(dir.path()), entry(Some("/end"))).unwrap();
+        assert_eq!(ids(&by_end.answer_all(&during).1), ["1"]);
+        let by_start = DeclaredSearch::load(Folder::Disk(dir.path()), entry(None)).unwrap();
+        assert!(ids(&by_start.answer_all(&during).1).is_empty());
+    }
+
+    #[test]
     fn refuses_what_the_vendor_would() {
         let search = search();
         for bad in [
