@@ -11,16 +11,10 @@ listed in the summary ("problems"), not raised, so the test shows them
 all at once.
 """
 
-import argparse
-import asyncio
 import json
-import ssl
-import sys
 
-import httpx2
 import jsonschema
-from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
+from connection import connect, main
 
 EXPECTED_TOOLS = ["deep_search", "fetch", "list_connectors", "query", "search"]
 
@@ -55,7 +49,7 @@ def error_type(name, result, problems):
     return body.get("error", {}).get("type")
 
 
-async def run(url, ca, token, mode):
+async def run(args):
     problems = []
     progress = {}
 
@@ -65,13 +59,8 @@ async def run(url, ca, token, mode):
 
         return record
 
-    context = ssl.create_default_context(cafile=ca)
-    http = httpx2.AsyncClient(
-        verify=context,
-        headers={"Authorization": f"Bearer {token}"},
-        timeout=httpx2.Timeout(30, read=300),
-    )
-    async with http, Client(streamable_http_client(url, http_client=http), mode=mode) as client:
+    http, client = connect(args.url, args.ca, args.mode, headers={"Authorization": f"Bearer {args.token}"})
+    async with http, client as client:
         summary = {"protocol_version": client.protocol_version}
         tools = (await client.list_tools()).tools
         summary["tools"] = sorted(t.name for t in tools)
@@ -132,17 +121,9 @@ async def run(url, ca, token, mode):
         return summary
 
 
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--url", required=True)
-    parser.add_argument("--ca", required=True)
-    parser.add_argument("--token", required=True)
-    parser.add_argument("--mode", choices=["auto", "legacy"], default="auto")
-    args = parser.parse_args()
-    summary = asyncio.run(run(args.url, args.ca, args.token, args.mode))
-    json.dump(summary, sys.stdout)
-    print()
-
-
 if __name__ == "__main__":
-    main()
+    main(
+        run,
+        (["--token"], {"required": True}),
+        (["--mode"], {"choices": ["auto", "legacy"], "default": "auto"}),
+    )

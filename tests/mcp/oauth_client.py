@@ -15,18 +15,13 @@ and calls again, which makes the SDK refresh it. Prints one JSON summary
 last, with the tokens it held (the test revokes them and checks).
 """
 
-import argparse
 import asyncio
-import json
-import ssl
 import sys
 import time
 from urllib.parse import parse_qs, urlparse
 
-import httpx2
-from mcp import Client
+from connection import connect, main, say
 from mcp.client.auth import OAuthClientProvider
-from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata
 
 
@@ -50,10 +45,6 @@ class Memory:
 
     async def set_client_info(self, client_info):
         self.client = client_info
-
-
-def say(line):
-    print(json.dumps(line), flush=True)
 
 
 async def send_person(url):
@@ -86,10 +77,9 @@ async def run(args):
         callback_handler=person_came_back,
         client_metadata_url=args.client_metadata_url,
     )
-    context = ssl.create_default_context(cafile=args.ca)
-    http = httpx2.AsyncClient(verify=context, auth=auth, timeout=httpx2.Timeout(30, read=300))
+    http, client = connect(args.url, args.ca, auth=auth)
     summary = {}
-    async with http, Client(streamable_http_client(args.url, http_client=http), mode="auto") as client:
+    async with http, client as client:
         summary["tools"] = sorted(t.name for t in (await client.list_tools()).tools)
         found = await client.call_tool("search", {"query": "checkout timeouts"})
         summary["search_error"] = found.is_error
@@ -112,15 +102,9 @@ async def run(args):
     return summary
 
 
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--url", required=True)
-    parser.add_argument("--ca", required=True)
-    parser.add_argument("--redirect-uri", required=True)
-    parser.add_argument("--client-metadata-url")
-    args = parser.parse_args()
-    say(asyncio.run(run(args)))
-
-
 if __name__ == "__main__":
-    main()
+    main(
+        run,
+        (["--redirect-uri"], {"required": True}),
+        (["--client-metadata-url"], {}),
+    )

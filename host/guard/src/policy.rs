@@ -276,12 +276,8 @@ mod tests {
     use super::*;
 
     fn manifest() -> Manifest {
-        Manifest::parse(
+        Manifest::for_tests(
             r#"
-            id = "t"
-            label = "T"
-            version = "1.0.0"
-            wit = "1.0.0"
             [[routes]]
             method = "GET"
             url = "https://api.example.com/search"
@@ -295,7 +291,6 @@ mod tests {
             kind = "graphql"
             "#,
         )
-        .unwrap()
     }
 
     fn req(method: Method, url: &str, body: Option<&str>) -> GuestRequest {

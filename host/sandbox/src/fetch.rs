@@ -265,12 +265,8 @@ mod tests {
     }
 
     fn budget(max_fetches: u32) -> FetchBudget {
-        let manifest = Manifest::parse(
+        let manifest = Manifest::for_tests(
             r#"
-            id = "t"
-            label = "T"
-            version = "1.0.0"
-            wit = "1.0.0"
             [[routes]]
             method = "GET"
             url = "https://api.example.com/{page}"
@@ -279,8 +275,7 @@ mod tests {
             url = "https://api.example.com/query"
             kind = "query"
             "#,
-        )
-        .unwrap();
+        );
         FetchBudget {
             manifest: Arc::new(manifest),
             limits: SandboxLimits {

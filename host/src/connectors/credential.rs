@@ -37,12 +37,8 @@ mod tests {
 
     #[test]
     fn credential_goes_only_to_manifest_hosts() {
-        let m = Manifest::parse(
+        let m = Manifest::for_tests(
             r#"
-            id = "t"
-            label = "T"
-            version = "1.0.0"
-            wit = "1.0.0"
             # The defaults, spelled out: they are what the test checks.
             [auth]
             scheme = "bearer"
@@ -51,8 +47,7 @@ mod tests {
             method = "GET"
             url = "https://api.example.com/search"
             "#,
-        )
-        .unwrap();
+        );
         let token = Secret::new("tok");
         let own = Url::parse("https://api.example.com/search").unwrap();
         let other = Url::parse("https://other.example.org/").unwrap();

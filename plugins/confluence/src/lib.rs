@@ -142,6 +142,8 @@ quarry_connector_sdk::export!(Confluence);
 
 #[cfg(test)]
 mod tests {
+    use quarry_connector_sdk::testing::assert_document;
+
     use super::*;
 
     fn request(terms: &[&str]) -> SearchRequest {
@@ -152,19 +154,15 @@ mod tests {
     fn maps_a_search_result_with_its_body() {
         let result: Value = serde_json::from_str(r#"{"content":{"id":"393217","type":"page","status":"current","title":"Postmortem: checkout 502s","space":{"key":"OPS","name":"Operations"},"history":{"createdBy":{"displayName":"Aisha Bello"},"createdDate":"2025-02-04T10:00:00.000Z"},"version":{"when":"2025-02-06T09:30:00.000Z","by":{"displayName":"Tomás Herrera"},"number":3},"body":{"storage":{"value":"<h2>Summary</h2><p>Checkout returned 502s for 38 minutes &amp; more.</p><ul><li>Jira: ACME-104</li></ul>","representation":"storage"}},"_links":{"webui":"/spaces/OPS/pages/393217/Postmortem+checkout+502s"}},"title":"Postmortem: @@@hl@@@checkout@@@endhl@@@ 502s","excerpt":"@@@hl@@@Checkout@@@endhl@@@ returned 502s","url":"/spaces/OPS/pages/393217/Postmortem+checkout+502s","resultGlobalContainer":{"title":"Operations","displayUrl":"/spaces/OPS"},"lastModified":"2025-02-06T09:30:00.000Z"}"#).unwrap();
         let doc = to_document(&result, "https://acme.atlassian.net/wiki").unwrap();
-        assert_eq!(doc.id, "393217");
-        assert_eq!(doc.title, "Postmortem: checkout 502s");
-        assert_eq!(
-            doc.url,
-            "https://acme.atlassian.net/wiki/spaces/OPS/pages/393217/Postmortem+checkout+502s"
-        );
-        assert_eq!(
-            doc.content,
-            "Summary\nCheckout returned 502s for 38 minutes & more.\nJira: ACME-104"
-        );
-        assert_eq!(doc.author.as_deref(), Some("Aisha Bello"));
-        assert_eq!(doc.created_at.as_deref(), Some("2025-02-04T10:00:00Z"));
-        assert_eq!(doc.updated_at.as_deref(), Some("2025-02-06T09:30:00Z"));
+        let expected = Document::new(
+            "393217",
+            "Postmortem: checkout 502s",
+            "Summary\nCheckout returned 502s for 38 minutes & more.\nJira: ACME-104",
+            "https://acme.atlassian.net/wiki/spaces/OPS/pages/393217/Postmortem+checkout+502s",
+        )
+        .author(Some("Aisha Bello"))
+        .times(Some("2025-02-04T10:00:00Z"), Some("2025-02-06T09:30:00Z"));
+        assert_document(&doc, &expected);
         assert!(doc.metadata.contains("\"space\":\"Operations\""));
     }
 

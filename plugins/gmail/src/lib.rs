@@ -144,24 +144,23 @@ quarry_connector_sdk::export!(Gmail);
 
 #[cfg(test)]
 mod tests {
+    use quarry_connector_sdk::testing::assert_document;
+
     use super::*;
 
     #[test]
     fn maps_a_message() {
         let message: Value = serde_json::from_str(r#"{"id":"18f2a9c04b7d3e21","threadId":"18f2a9c04b7d3e21","labelIds":["INBOX","CATEGORY_PERSONAL"],"snippet":"Our checkout page returned 502 errors &ndash; we couldn&#39;t pay","sizeEstimate":5120,"historyId":"99812","internalDate":"1738575240000","payload":{"partId":"","mimeType":"multipart/alternative","filename":"","headers":[{"name":"From","value":"\"Dana Whitfield\" <dana@bluebird-cafe.example>"},{"name":"To","value":"support@acme-shop.example"},{"name":"Subject","value":"Checkout down?"},{"name":"Date","value":"Mon, 03 Feb 2025 09:34:00 +0000"}]}}"#).unwrap();
         let doc = to_document(&message).unwrap();
-        assert_eq!(doc.id, "18f2a9c04b7d3e21");
-        assert_eq!(doc.title, "Checkout down?");
-        assert_eq!(
-            doc.url,
-            "https://mail.google.com/mail/u/0/#all/18f2a9c04b7d3e21"
-        );
-        assert_eq!(
-            doc.content,
-            "Our checkout page returned 502 errors &ndash; we couldn't pay"
-        );
-        assert_eq!(doc.author.as_deref(), Some("Dana Whitfield"));
-        assert_eq!(doc.updated_at.as_deref(), Some("2025-02-03T09:34:00Z"));
+        let expected = Document::new(
+            "18f2a9c04b7d3e21",
+            "Checkout down?",
+            "Our checkout page returned 502 errors &ndash; we couldn't pay",
+            "https://mail.google.com/mail/u/0/#all/18f2a9c04b7d3e21",
+        )
+        .author(Some("Dana Whitfield"))
+        .times(Some("2025-02-03T09:34:00Z"), Some("2025-02-03T09:34:00Z"));
+        assert_document(&doc, &expected);
         assert!(doc.metadata.contains("\"thread_id\":\"18f2a9c04b7d3e21\""));
         assert_eq!(display_name("<a@b.example>"), "a@b.example");
         assert_eq!(display_name("a@b.example"), "a@b.example");

@@ -115,24 +115,23 @@ quarry_connector_sdk::export!(GoogleCalendar);
 
 #[cfg(test)]
 mod tests {
+    use quarry_connector_sdk::testing::assert_document;
+
     use super::*;
 
     #[test]
     fn maps_an_event() {
         let event: Value = serde_json::from_str(r#"{"kind":"calendar#event","id":"k2v0n4","status":"confirmed","htmlLink":"https://www.google.com/calendar/event?eid=azJ2MG40","created":"2025-02-05T12:00:00.000Z","updated":"2025-02-05T12:17:00.000Z","summary":"Postmortem review","description":"Review of the 502s.","location":"Room Havel","organizer":{"email":"aisha.bello@acme-shop.example","displayName":"Aisha Bello"},"start":{"dateTime":"2025-02-05T17:00:00+01:00","timeZone":"Europe/Berlin"},"end":{"dateTime":"2025-02-05T18:00:00+01:00"},"attendees":[{"email":"aisha.bello@acme-shop.example","displayName":"Aisha Bello","organizer":true},{"email":"tomas.herrera@acme-shop.example"}]}"#).unwrap();
         let doc = to_document(&event).unwrap();
-        assert_eq!(doc.id, "k2v0n4");
-        assert_eq!(doc.title, "Postmortem review");
-        assert_eq!(
-            doc.url,
-            "https://www.google.com/calendar/event?eid=azJ2MG40"
-        );
-        assert_eq!(doc.author.as_deref(), Some("Aisha Bello"));
-        assert_eq!(doc.updated_at.as_deref(), Some("2025-02-05T16:00:00Z"));
-        assert_eq!(
-            doc.content,
-            "Review of the 502s.\nWhen: 2025-02-05T16:00:00Z\nWhere: Room Havel\nWith: Aisha Bello, tomas.herrera@acme-shop.example"
-        );
+        let expected = Document::new(
+            "k2v0n4",
+            "Postmortem review",
+            "Review of the 502s.\nWhen: 2025-02-05T16:00:00Z\nWhere: Room Havel\nWith: Aisha Bello, tomas.herrera@acme-shop.example",
+            "https://www.google.com/calendar/event?eid=azJ2MG40",
+        )
+        .author(Some("Aisha Bello"))
+        .times(Some("2025-02-05T12:00:00Z"), Some("2025-02-05T16:00:00Z"));
+        assert_document(&doc, &expected);
         let all_day: Value = serde_json::from_str(
             r#"{"id":"a1","start":{"date":"2025-03-01"},"status":"cancelled"}"#,
         )

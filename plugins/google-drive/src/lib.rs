@@ -165,21 +165,23 @@ quarry_connector_sdk::export!(GoogleDrive);
 
 #[cfg(test)]
 mod tests {
+    use quarry_connector_sdk::testing::assert_document;
+
     use super::*;
 
     #[test]
     fn maps_a_file() {
         let file: Value = serde_json::from_str(r#"{"id":"1AbCdEf","name":"PRD: Loyalty points","mimeType":"application/vnd.google-apps.document","webViewLink":"https://docs.google.com/document/d/1AbCdEf/edit?usp=drivesdk","createdTime":"2026-04-01T09:00:00.000Z","modifiedTime":"2026-04-20T16:30:12.345Z","owners":[{"displayName":"Sofia Rossi","emailAddress":"sofia.rossi@acme-shop.example"}]}"#).unwrap();
         let doc = to_document(&file, Some("Goals\nPoints per order".into())).unwrap();
-        assert_eq!(doc.id, "1AbCdEf");
-        assert_eq!(doc.title, "PRD: Loyalty points");
-        assert_eq!(
-            doc.url,
-            "https://docs.google.com/document/d/1AbCdEf/edit?usp=drivesdk"
-        );
-        assert_eq!(doc.content, "Goals\nPoints per order");
-        assert_eq!(doc.author.as_deref(), Some("Sofia Rossi"));
-        assert_eq!(doc.updated_at.as_deref(), Some("2026-04-20T16:30:12Z"));
+        let expected = Document::new(
+            "1AbCdEf",
+            "PRD: Loyalty points",
+            "Goals\nPoints per order",
+            "https://docs.google.com/document/d/1AbCdEf/edit?usp=drivesdk",
+        )
+        .author(Some("Sofia Rossi"))
+        .times(Some("2026-04-01T09:00:00Z"), Some("2026-04-20T16:30:12Z"));
+        assert_document(&doc, &expected);
         assert!(
             doc.metadata
                 .contains("application/vnd.google-apps.document")

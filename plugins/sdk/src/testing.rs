@@ -32,10 +32,10 @@
 
 use std::cell::RefCell;
 
-use crate::SearchError;
 use crate::bindings::quarry::connector::http as host;
 use crate::response::Response;
 use crate::url::decode;
+use crate::{Document, SearchError};
 
 /// A request the connector sent, as the fake upstream saw it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -167,4 +167,37 @@ pub(crate) fn fetch(request: &host::Request) -> Result<Response, SearchError> {
         upstream.sent.push(sent);
         answer
     })
+}
+
+/// Checks a document a connector made against the one a test expects,
+/// field by field, naming the first field that differs. Metadata is left
+/// out: it is JSON whose key order is not the test's business, so tests
+/// look in it for the keys they care about.
+///
+/// ```
+/// use quarry_connector_sdk::Document;
+/// use quarry_connector_sdk::testing::assert_document;
+///
+/// let made = Document::new("7", "Refunds", "How refunds work", "https://example.com/7")
+///     .times(Some("2025-01-02T03:04:05.000Z"), None);
+/// let expected = Document::new("7", "Refunds", "How refunds work", "https://example.com/7")
+///     .times(Some("2025-01-02T03:04:05Z"), None);
+/// assert_document(&made, &expected);
+/// ```
+#[track_caller]
+pub fn assert_document(made: &Document, expected: &Document) {
+    let fields = |d: &Document| {
+        [
+            ("id", Some(d.id.clone())),
+            ("title", Some(d.title.clone())),
+            ("content", Some(d.content.clone())),
+            ("url", Some(d.url.clone())),
+            ("author", d.author.clone()),
+            ("created_at", d.created_at.clone()),
+            ("updated_at", d.updated_at.clone()),
+        ]
+    };
+    for ((field, made), (_, expected)) in fields(made).into_iter().zip(fields(expected)) {
+        assert_eq!(made, expected, "the document's {field}");
+    }
 }

@@ -132,24 +132,22 @@ quarry_connector_sdk::export!(Trello);
 
 #[cfg(test)]
 mod tests {
+    use quarry_connector_sdk::testing::assert_document;
+
     use super::*;
 
     #[test]
     fn maps_a_card() {
         let card: Value = serde_json::from_str(r#"{"id":"6836c1a0f1e2d3c4b5a69788","name":"Announce: Add Apple Pay to web checkout","desc":"Launch announcement for **Add Apple Pay**.\n\n**Engineering:** tracked as ACME-40.","url":"https://trello.com/c/AbCd1234/7-announce-add-apple-pay-to-web-checkout","dateLastActivity":"2025-06-27T09:00:00.000Z","idBoard":"b","idList":"l","idMembers":["m"],"labels":[{"id":"x","name":"Launch","color":"green"}],"closed":false,"due":null,"board":{"id":"b","name":"Marketing"},"list":{"id":"l","name":"Published"},"members":[{"id":"m","fullName":"Hannah Kim","username":"hannah"}]}"#).unwrap();
         let doc = to_document(&card).unwrap();
-        assert_eq!(doc.id, "6836c1a0f1e2d3c4b5a69788");
-        assert_eq!(doc.title, "Announce: Add Apple Pay to web checkout");
-        assert_eq!(
-            doc.content,
-            "Launch announcement for Add Apple Pay.\n\nEngineering: tracked as ACME-40."
-        );
-        assert_eq!(
-            doc.url,
-            "https://trello.com/c/AbCd1234/7-announce-add-apple-pay-to-web-checkout"
-        );
-        assert_eq!(doc.created_at.as_deref(), Some("2025-05-28T07:56:16Z"));
-        assert_eq!(doc.updated_at.as_deref(), Some("2025-06-27T09:00:00Z"));
+        let expected = Document::new(
+            "6836c1a0f1e2d3c4b5a69788",
+            "Announce: Add Apple Pay to web checkout",
+            "Launch announcement for Add Apple Pay.\n\nEngineering: tracked as ACME-40.",
+            "https://trello.com/c/AbCd1234/7-announce-add-apple-pay-to-web-checkout",
+        )
+        .times(Some("2025-05-28T07:56:16Z"), Some("2025-06-27T09:00:00Z"));
+        assert_document(&doc, &expected);
         assert!(doc.metadata.contains("\"board\":\"Marketing\""));
         assert!(doc.metadata.contains("\"members\":[\"Hannah Kim\"]"));
         assert_eq!(created_at("zz"), None);

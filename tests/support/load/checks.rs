@@ -368,12 +368,12 @@ impl Load {
             report.count(Invariant::Limits);
             let bucket = outcome.endpoint.bucket();
             let expected = config.limits(bucket);
-            if (windows.limit_minute, windows.limit_day) != expected {
+            if (windows.minute.limit, windows.day.limit) != expected {
                 let detail = format!(
                     "{} shows limits {}/min {}/day, configured {}/min {}/day",
                     outcome.endpoint.label(),
-                    windows.limit_minute,
-                    windows.limit_day,
+                    windows.minute.limit,
+                    windows.day.limit,
                     expected.0,
                     expected.1
                 );
@@ -432,18 +432,18 @@ impl Tally {
             if outcome.replayed {
                 *tally
                     .replays
-                    .entry((user, bucket, w.reset_minute))
+                    .entry((user, bucket, w.minute.reset))
                     .or_default() += 1;
                 continue;
             }
-            let minute = (user.clone(), bucket, outcome.epoch, w.reset_minute);
+            let minute = (user.clone(), bucket, outcome.epoch, w.minute.reset);
             tally
                 .minutes
                 .entry(minute)
                 .or_default()
-                .push(w.remaining_minute);
-            let day = (user, bucket, w.reset_day);
-            tally.days.entry(day).or_default().push(w.remaining_day);
+                .push(w.minute.remaining);
+            let day = (user, bucket, w.day.reset);
+            tally.days.entry(day).or_default().push(w.day.remaining);
         }
         tally
     }
@@ -470,31 +470,31 @@ impl Tally {
         let (Some(user), Some(w)) = (outcome.user_id.clone(), outcome.windows) else {
             return;
         };
-        if w.remaining_minute != 0 && w.remaining_day != 0 {
+        if w.minute.remaining != 0 && w.day.remaining != 0 {
             let detail = format!(
                 "a 429 of {} with room left in both windows",
                 outcome.endpoint.label()
             );
             return report.problem(Invariant::Limits, detail);
         }
-        if w.remaining_day == 0 {
+        if w.day.remaining == 0 {
             return;
         }
         let bucket = outcome.endpoint.bucket();
         let charged: usize = self
             .minutes
             .iter()
-            .filter(|((u, b, _, r), _)| *u == user && *b == bucket && *r == w.reset_minute)
+            .filter(|((u, b, _, r), _)| *u == user && *b == bucket && *r == w.minute.reset)
             .map(|(_, remaining)| remaining.len())
             .sum();
-        let replays = self.replays.get(&(user.clone(), bucket, w.reset_minute));
+        let replays = self.replays.get(&(user.clone(), bucket, w.minute.reset));
         let lost = self.lost.get(&(user.clone(), bucket)).copied().unwrap_or(0);
         let seen = charged + replays.copied().unwrap_or(0) + lost;
-        if seen < w.limit_minute as usize {
+        if seen < w.minute.limit as usize {
             let detail = format!(
                 "a 429 of {} in a minute window that had let {seen} of {} requests through",
                 outcome.endpoint.label(),
-                w.limit_minute
+                w.minute.limit
             );
             report.problem(Invariant::Limits, detail);
         }

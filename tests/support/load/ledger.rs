@@ -107,15 +107,20 @@ pub struct Slot {
     pub current: usize,
 }
 
-/// The six rate-limit headers of an answer.
+/// The six rate-limit headers of an answer: its minute and day windows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Windows {
-    pub limit_minute: u32,
-    pub remaining_minute: u32,
-    pub reset_minute: i64,
-    pub limit_day: u32,
-    pub remaining_day: u32,
-    pub reset_day: i64,
+    pub minute: Window,
+    pub day: Window,
+}
+
+/// One window as an answer's headers show it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Window {
+    pub limit: u32,
+    pub remaining: u32,
+    /// When the window ends (Unix seconds).
+    pub reset: i64,
 }
 
 /// One request and what came of it.

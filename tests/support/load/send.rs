@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use super::Shared;
-use super::ledger::{Endpoint, Outcome, State, Windows};
+use super::ledger::{Endpoint, Outcome, State, Window, Windows};
 use super::report::Invariant;
 use crate::contract;
 use crate::server::{Demo, Reply};
@@ -141,20 +141,24 @@ async fn execute(target: &Target, request: &Request<'_>) -> Result<Reply, reqwes
 
 /// The six rate-limit headers, when all are there and are numbers.
 fn windows_of(reply: &Reply) -> Option<Windows> {
-    let number = |name: &str| -> Option<i64> {
+    let number = |name: String| -> Option<i64> {
         reply
             .headers
             .get(name)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.parse().ok())
     };
+    let window = |span: &str| -> Option<Window> {
+        // Wrapped, not refused: a count out of range fails the checks.
+        Some(Window {
+            limit: number(format!("x-ratelimit-limit-{span}"))? as u32,
+            remaining: number(format!("x-ratelimit-remaining-{span}"))? as u32,
+            reset: number(format!("x-ratelimit-reset-{span}"))?,
+        })
+    };
     Some(Windows {
-        limit_minute: number("x-ratelimit-limit-minute")? as u32,
-        remaining_minute: number("x-ratelimit-remaining-minute")? as u32,
-        reset_minute: number("x-ratelimit-reset-minute")?,
-        limit_day: number("x-ratelimit-limit-day")? as u32,
-        remaining_day: number("x-ratelimit-remaining-day")? as u32,
-        reset_day: number("x-ratelimit-reset-day")?,
+        minute: window("minute")?,
+        day: window("day")?,
     })
 }
 

@@ -6,6 +6,8 @@
 //! incidents: the same stories as the engineering records, in customers'
 //! words.
 
+use std::sync::LazyLock;
+
 /// A business customer: (company, domain, HubSpot industry, city, country,
 /// contact first name, last name, job title, what they buy).
 pub(crate) type Customer = (
@@ -158,189 +160,49 @@ pub(crate) enum Who {
     Shopper,
 }
 
-/// The customers' side of a story: (story slug, who, subject, what they wrote).
-pub(crate) const VOICES: &[(&str, Who, &str, &str)] = &[
-    (
-        "password-reset-spam",
-        Who::Shopper,
-        "Password reset email never arrives",
-        "I requested a password reset three times and got nothing. I use an Outlook address. I finally found the emails in my junk folder. Can you make sure they land in the inbox?",
-    ),
-    (
-        "incident-lb-cert",
-        Who::Business(BLUEBIRD),
-        "Checkout shows 502 Bad Gateway, we cannot pay",
-        "Our team tried to place our weekly order just after 14:00 UTC and the checkout kept showing a 502 Bad Gateway page. We retried four times. Is the shop down?",
-    ),
-    (
-        "cart-badge-stale",
-        Who::Shopper,
-        "Items disappeared from my cart after logging in",
-        "I added two bags of beans as a guest, logged in, and the cart badge still said 2 but then my cart looked wrong. I added them again and now I am not sure what I will be charged for.",
-    ),
-    (
-        "invoice-retry-double-charge",
-        Who::Business(MUELLER),
-        "Charged twice for the same subscription invoice",
-        "Our card was charged twice for the March subscription invoice. The first payment needed 3-D Secure which I confirmed in the evening, and the next morning there was a second charge. Please refund the duplicate charge.",
-    ),
-    (
-        "search-accents",
-        Who::Shopper,
-        "Search cannot find the creme brulee torch",
-        "When I search for creme brulee torch I get no results, but I know you sell one. Typing the accents finds it. Most people will not type accents.",
-    ),
-    (
-        "android15-crash",
-        Who::Shopper,
-        "App crashes when I open my orders (Android 15)",
-        "Since my Pixel updated to Android 15 the app closes every time I tap Orders. I cannot see my order history at all.",
-    ),
-    (
-        "checkout-timeout-50",
-        Who::Business(GREENLEAF),
-        "Bulk order times out at payment",
-        "We order office coffee supplies in bulk, about 60 items at a time. The Pay button spins and then we get a timeout error. Smaller orders go through. We need the bulk order to work for our monthly restock.",
-    ),
-    (
-        "incident-orders-index",
-        Who::Shopper,
-        "Order history takes forever to load",
-        "The order history page has been loading for a minute and then shows an error. I need an invoice from an old order.",
-    ),
-    (
-        "canada-tax",
-        Who::Business(MAPLE_LEAF),
-        "Wrong sales tax on our Quebec order",
-        "Our order shipped to Montréal was charged 5% GST only, without QST, and our Toronto order was charged GST plus PST instead of HST. Our accountant needs corrected invoices.",
-    ),
-    (
-        "abandoned-cart-twice",
-        Who::Shopper,
-        "Getting every cart reminder email twice",
-        "Every time I leave something in my cart I get the reminder email twice, a minute apart. Please stop the duplicates.",
-    ),
-    (
-        "incident-webhook-backlog",
-        Who::Shopper,
-        "Paid twice and the order is still pending payment",
-        "My order says pending payment, so I paid again. Now my bank shows two payments and I never got a confirmation email.",
-    ),
-    (
-        "refund-currency",
-        Who::Business(NORTHWIND),
-        "Refund email shows euros, we paid in pounds",
-        "The refund confirmation for our grinder order shows the amount with a euro sign. We paid in GBP. Is the refund amount right?",
-    ),
-    (
-        "warehouse-sync-emoji",
-        Who::Shopper,
-        "My order never shipped",
-        "My order from two weeks ago still says processing. The only unusual thing is that my building name has a coffee cup emoji in it. Could that be the reason?",
-    ),
-    (
-        "autocomplete-slow",
-        Who::Shopper,
-        "Search suggestions are very slow on my phone",
-        "On mobile data the search suggestions take forever to appear and the page stutters while I type.",
-    ),
-    (
-        "incident-cached-account-pages",
-        Who::Shopper,
-        "I saw someone else's order confirmation",
-        "When I opened my order confirmation I saw another customer's name, shipping address and the last four digits of their card. This is a serious privacy problem.",
-    ),
-    (
-        "inventory-drift",
-        Who::Business(HARBOUR),
-        "Order cancelled: out of stock although the shop said in stock",
-        "Our weekly order was cancelled again because two items were out of stock, although the shop showed them in stock when we ordered. This is the third time this month.",
-    ),
-    (
-        "incident-bf-queue",
-        Who::Shopper,
-        "No confirmation email for my Black Friday order",
-        "I ordered this morning during the Black Friday sale. The payment went through but I have no confirmation email and the order is not in my account yet.",
-    ),
-    (
-        "uk-postcode",
-        Who::Business(NORTHWIND),
-        "Parcel returned: wrong postcode on the label",
-        "Our parcel came back to you as undeliverable. The label has a different postcode from the one we picked in the address suggestions.",
-    ),
-    (
-        "gdpr-export-notes",
-        Who::Shopper,
-        "My data export does not include my gift messages",
-        "I requested my personal data export under GDPR. It does not include the order notes and gift messages I wrote. Please send a complete export.",
-    ),
-    (
-        "incident-status-cert",
-        Who::Business(SUNRISE),
-        "Your status page shows a security warning",
-        "We wanted to check your status page and the browser shows a certificate warning. Is the page safe?",
-    ),
-    (
-        "ios-push",
-        Who::Shopper,
-        "No shipping notifications on my iPhone",
-        "Since updating to iOS 19 I no longer get shipping notifications from the app, although notifications are allowed.",
-    ),
-    (
-        "invoice-pdf-blank",
-        Who::Business(SUNRISE),
-        "Our invoice PDF is blank",
-        "The invoice PDFs we download are completely blank. Our finance team cannot book them.",
-    ),
-    (
-        "incident-redis-logout",
-        Who::Shopper,
-        "Logged out and my cart is empty",
-        "I was logged out in the middle of shopping and my cart is now empty. I had twelve items in it.",
-    ),
-    (
-        "search-out-of-stock",
-        Who::Shopper,
-        "Search shows only sold-out products",
-        "When I search for grinders the first results are all sold out. I have to scroll a long way to find something I can buy.",
-    ),
-    (
-        "long-address-checkout",
-        Who::Business(LUMIERE),
-        "Something went wrong when placing our order",
-        "Every time we place an order the checkout says Something went wrong. Our delivery address is long (Résidence, bâtiment, escalier, cour intérieure), could that be it?",
-    ),
-    (
-        "invoice-retry-dst",
-        Who::Business(MUELLER),
-        "October invoice still unpaid although our card is valid",
-        "Our October subscription invoice shows as unpaid and we got a warning, but our card is valid and nothing was attempted. Please retry the payment.",
-    ),
-    (
-        "checkout-bundles-timeout",
-        Who::Shopper,
-        "Espresso starter kit order times out",
-        "I tried to buy the espresso starter kit three times and the payment step times out each time. Other items work.",
-    ),
-    (
-        "incident-search-disk",
-        Who::Business(NORDIC),
-        "Our new products do not appear in search",
-        "We listed six new products this morning and none of them appear in the shop search. Price changes are not showing either.",
-    ),
-    (
-        "giftcard-discount",
-        Who::Business(GREENLEAF),
-        "Cannot use a gift card together with a discount code",
-        "Our employees received gift cards and a 10% discount code, but the checkout only accepts one of them.",
-    ),
-    (
-        "support-delayed-shipments",
-        Who::Shopper,
-        "Where is my order? It is late",
-        "My order was supposed to arrive three days ago and the tracking has not changed. Can you tell me where it is?",
-    ),
-];
+/// The customers' side of a story: what a customer wrote about it.
+#[derive(Debug)]
+pub(crate) struct Voice {
+    /// The story's slug.
+    pub story: String,
+    pub who: Who,
+    pub subject: String,
+    pub message: String,
+}
+
+/// The customers' side of the stories, from `voices.toml`.
+pub(crate) static VOICES: LazyLock<Vec<Voice>> = LazyLock::new(|| {
+    #[derive(serde::Deserialize)]
+    struct File {
+        voice: Vec<Entry>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Entry {
+        story: String,
+        from: String,
+        subject: String,
+        message: String,
+    }
+    let file: File = toml::from_str(include_str!("voices.toml")).expect("voices.toml");
+    file.voice
+        .into_iter()
+        .map(|entry| Voice {
+            who: writer(&entry.from),
+            story: entry.story,
+            subject: entry.subject,
+            message: entry.message,
+        })
+        .collect()
+});
+
+/// Who wrote: "shopper", or a business customer's company.
+fn writer(from: &str) -> Who {
+    if from == "shopper" {
+        return Who::Shopper;
+    }
+    let customer = CUSTOMERS.iter().position(|c| c.0 == from);
+    Who::Business(customer.unwrap_or_else(|| panic!("voices.toml: no customer {from:?}")))
+}
 
 const FIRST: &[&str] = &[
     "Alex", "Jamie", "Morgan", "Sam", "Charlie", "Robin", "Noor", "Mateo", "Chloé", "Lars", "Aiko",
@@ -406,7 +268,10 @@ pub(crate) fn ascii(text: &str) -> String {
 
 /// The voice of a story, if customers wrote about it.
 pub(crate) fn voice(slug: &str) -> Option<(Who, &'static str, &'static str)> {
-    VOICES.iter().find(|v| v.0 == slug).map(|v| (v.1, v.2, v.3))
+    VOICES
+        .iter()
+        .find(|v| v.story == slug)
+        .map(|v| (v.who, v.subject.as_str(), v.message.as_str()))
 }
 
 #[cfg(test)]
@@ -415,12 +280,13 @@ mod tests {
 
     #[test]
     fn voices_name_real_stories() {
-        for (slug, ..) in VOICES {
+        for voice in VOICES.iter() {
             assert!(
                 super::super::stories::STORIES
                     .iter()
-                    .any(|s| s.slug == *slug),
-                "{slug}"
+                    .any(|s| s.slug == voice.story),
+                "{}",
+                voice.story
             );
         }
         assert!(

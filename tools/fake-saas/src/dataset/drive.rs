@@ -129,8 +129,20 @@ fn build() -> Vec<DriveFile> {
             .into_iter()
             .map(|(label, url)| format!("{label}: {url}"))
             .collect();
+        // A file of this story, not in the bin; the arms below fill it.
+        let file = |name: String, mime, owner| Draft {
+            name,
+            mime,
+            owner,
+            description: None,
+            text: String::new(),
+            created: 0,
+            modified: 0,
+            trashed: false,
+            story: slug.clone(),
+        };
         // The story's own file.
-        let file = match s.kind {
+        let own = match s.kind {
             Kind::Feature => {
                 let mut text = vec![
                     format!("PRD: {}", s.title),
@@ -151,15 +163,11 @@ fn build() -> Vec<DriveFile> {
                 text.extend(links.iter().cloned());
                 let created = d.start - 2 * 86400;
                 Draft {
-                    name: format!("PRD: {}", s.title),
-                    mime: MIME_DOC,
                     description: Some(format!("Product requirements for {}", s.title)),
                     text: text.join("\n"),
-                    owner: product,
                     created,
                     modified: d.at(d.end, -86400).max(created),
-                    trashed: false,
-                    story: slug.clone(),
+                    ..file(format!("PRD: {}", s.title), MIME_DOC, product)
                 }
             }
             Kind::Doc => {
@@ -186,15 +194,10 @@ fn build() -> Vec<DriveFile> {
                 }
                 text.extend(links.iter().cloned());
                 Draft {
-                    name: format!("{notion_title} (draft)"),
-                    mime: MIME_DOC,
-                    description: None,
                     text: text.join("\n"),
-                    owner: d.owner,
                     created: d.start - 3 * 86400,
                     modified: d.at(d.start, 86400),
-                    trashed: false,
-                    story: slug.clone(),
+                    ..file(format!("{notion_title} (draft)"), MIME_DOC, d.owner)
                 }
             }
             Kind::Incident => {
@@ -211,15 +214,11 @@ fn build() -> Vec<DriveFile> {
                     csv.push(format!(",,{}", csv_field(l)));
                 }
                 Draft {
-                    name: format!("{} - timeline", s.title),
-                    mime: MIME_SHEET,
                     description: Some(format!("Incident timeline. {}", s.desc)),
                     text: csv.join("\n"),
-                    owner: sre,
                     created: d.start + 1200,
                     modified: d.at(d.end, 3 * 3600),
-                    trashed: false,
-                    story: slug.clone(),
+                    ..file(format!("{} - timeline", s.title), MIME_SHEET, sre)
                 }
             }
             Kind::Task if slug == "black-friday-readiness" => {
@@ -229,23 +228,19 @@ fn build() -> Vec<DriveFile> {
                     d.refs_sentence()
                 );
                 Draft {
-                    name: "Black Friday load test results.pdf".into(),
-                    mime: MIME_PDF,
                     description: Some(summary.clone()),
                     text: summary,
-                    owner: sre,
                     created: d.at(d.end, -86400),
                     modified: d.at(d.end, -86400),
-                    trashed: false,
-                    story: slug.clone(),
+                    ..file("Black Friday load test results.pdf".into(), MIME_PDF, sre)
                 }
             }
             _ => continue,
         };
         for &(_, name, text, made, changed) in BINNED_COPIES.iter().filter(|c| c.0 == slug) {
-            drafts.push(file.binned_copy(name, text, made, changed));
+            drafts.push(own.binned_copy(name, text, made, changed));
         }
-        drafts.push(file);
+        drafts.push(own);
     }
     drafts.sort_by(|a, b| a.created.cmp(&b.created).then(a.name.cmp(&b.name)));
     drafts

@@ -256,10 +256,11 @@ fn build() -> Vec<HubspotObject> {
         deals.push((*customer, deal));
     }
     let mut tickets = Vec::new();
-    for (slug, who, subject, message) in VOICES {
-        let Who::Business(customer) = who else {
+    for voice in VOICES.iter() {
+        let Who::Business(customer) = &voice.who else {
             continue;
         };
+        let (slug, subject, message) = (&voice.story, &voice.subject, &voice.message);
         let d = span(slug);
         let zendesk = zendesk_tickets()
             .iter()

@@ -110,8 +110,8 @@ struct CaseDraft {
 fn hit_by(slug: &str, h: u64) -> Vec<usize> {
     let mut out: Vec<usize> = VOICES
         .iter()
-        .filter(|v| v.0 == slug)
-        .filter_map(|v| match v.1 {
+        .filter(|v| v.story == slug)
+        .filter_map(|v| match v.who {
             Who::Business(c) => Some(c),
             Who::Shopper => None,
         })
