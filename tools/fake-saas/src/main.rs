@@ -100,8 +100,10 @@ const FIXTURES_HELP: &str = r#"DIR/routes.toml:
   page_size = "limit"
   page_token = "cursor"
   items = "/items"                            # where the answer holds the page
-  next_page_token = "/next"
+  next_page_token = "/next"                   # (or offset = "offset", total = "/total")
   fields = { title = "/title", body = "/body" }   # the declaration's fields
+  # More keys (a FROM,TO range, link templates, the vendor's error body,
+  # text searched but not returned): the doc of src/declared/mod.rs.
 
 The first matching route answers, [[routes]] before [[searches]]; no match
 is a 404 listing the routes. The files are read again on every request:

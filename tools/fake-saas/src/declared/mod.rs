@@ -24,6 +24,23 @@
 //! attendees = "/attendees/*/displayName"
 //! ```
 //!
+//! What other vendors need, each optional:
+//!
+//! ```toml
+//! offset = "offset"             # paging by a record offset (instead of page_token
+//! total = "/total_count"        #   and next_page_token), the match count here,
+//! echo = { limit = "/limit", offset = "/offset" }   # and the page's size and offset here
+//! updated_range = "updated_at_range"   # one parameter, "FROM,TO" (RFC 3339; either may be empty)
+//! citation = "https://app.box.com/{/type}/{/id}"    # a link made of the record's values
+//! error = { type = "error", status = "{status}", code = "bad_request", message = "{message}" }
+//! ```
+//!
+//! `error` is the vendor's body for a request it refuses (`{status}` is the
+//! number, `{message}` what is wrong); without it the body is Google's.
+//! A record's keys that start with `_` are the fake's own: text the vendor
+//! searches but does not return (a file's content, its comments), which
+//! `[searches.fields]` may name and no answer shows.
+//!
 //! The engine is the one every fake vendor uses ([`crate::search`]): the
 //! declaration decides how words combine, which operators and phrases are
 //! understood, stemming, the default order and the page sizes. A vendor
@@ -34,6 +51,8 @@
 //! `tools/fake-saas/declared/`, built in ([`PLAYED_FROM_DATA`]): each is a
 //! fixtures folder (`fake-saas fixtures --dir` serves it alone too).
 
+mod records;
+
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -43,13 +62,14 @@ use serde_json::{Map, Value, json};
 
 use crate::fixtures::Folder;
 use crate::search::{Declaration, Index, Sort, sort_hits};
+use records::{link, put_at, strings_at, without_own_keys};
 
 /// One built-in folder: its name and its files, each with its text.
 pub type BuiltInFolder = (&'static str, &'static [(&'static str, &'static str)]);
 
 macro_rules! built_in_folder {
     ($name:literal: $($file:literal),+) => {
-        ($name, &[$(($file, include_str!(concat!("../declared/", $name, "/", $file)))),+])
+        ($name, &[$(($file, include_str!(concat!("../../declared/", $name, "/", $file)))),+])
     };
 }
 
@@ -58,8 +78,9 @@ macro_rules! built_in_folder {
 /// (`fake-<name>-<user>`). Each holds `routes.toml` with its
 /// `[[searches]]`, the declaration of its search (`search.toml`) and its
 /// records.
-pub const PLAYED_FROM_DATA: &[BuiltInFolder] =
-    &[built_in_folder!("google-calendar": "routes.toml", "search.toml", "events.json")];
+pub const PLAYED_FROM_DATA: &[BuiltInFolder] = &[
+    built_in_folder!("google-calendar": "routes.toml", "search.toml", "events.json"),
+];
 
 /// A file of a built-in folder (`vendor`'s records, for tests to read).
 pub fn built_in_file(vendor: &str, file: &str) -> Option<&'static str> {
@@ -89,20 +110,69 @@ pub struct SearchEntry {
     updated_min: Option<String>,
     #[serde(default)]
     updated_max: Option<String>,
+    /// One parameter bounding the time on both sides, `FROM,TO`: as
+    /// `updated_min` and `updated_max` would (FROM bounds `ends` when
+    /// given), in their place.
+    #[serde(default)]
+    updated_range: Option<String>,
     /// The time `updated_min` bounds, when it is not `updated` (Google
     /// Calendar's `timeMin` bounds an event's end, `timeMax` its start).
     #[serde(default)]
     ends: Option<String>,
-    /// A record's link: the fake notes the records it returned.
+    /// A record's link, a JSON pointer or a template of them: the fake
+    /// notes the records it returned.
     #[serde(default)]
     citation: Option<String>,
     page_size: String,
-    page_token: String,
+    #[serde(default)]
+    page_token: Option<String>,
+    #[serde(default)]
+    next_page_token: Option<String>,
+    /// Paging by offset: its parameter.
+    #[serde(default)]
+    offset: Option<String>,
+    /// Paging by offset: where the answer holds the number of matches.
+    #[serde(default)]
+    total: Option<String>,
+    /// Where the answer repeats the page's `limit` (the size it was given,
+    /// after a fault's cap) and `offset`.
+    #[serde(default)]
+    echo: BTreeMap<String, String>,
     items: String,
-    next_page_token: String,
     #[serde(default)]
     envelope: Map<String, Value>,
+    /// The vendor's body for a refused request, `{status}` and `{message}`
+    /// filled in.
+    #[serde(default)]
+    error: Option<Map<String, Value>>,
     fields: BTreeMap<String, String>,
+}
+
+/// How a search pages, from its entry.
+#[derive(Clone, Copy, Debug)]
+enum Paging<'a> {
+    /// A token the answer gives (`page-N`), sent back for the next page.
+    Token { param: &'a str, next: &'a str },
+    /// A record offset the client counts, the answer saying how many match.
+    Offset { param: &'a str, total: &'a str },
+}
+
+impl SearchEntry {
+    fn paging(&self) -> Result<Paging<'_>> {
+        match (
+            &self.page_token,
+            &self.next_page_token,
+            &self.offset,
+            &self.total,
+        ) {
+            (Some(param), Some(next), None, None) => Ok(Paging::Token { param, next }),
+            (None, None, Some(param), Some(total)) => Ok(Paging::Offset { param, total }),
+            _ => anyhow::bail!(
+                "{}: page by token (page_token and next_page_token) or by offset (offset and total), one of them",
+                self.url
+            ),
+        }
+    }
 }
 
 fn get() -> String {
@@ -139,6 +209,13 @@ impl DeclaredSearch {
     /// that every record has an update time and that the declaration's
     /// fields are each given a place.
     pub fn load(folder: Folder, entry: SearchEntry) -> Result<DeclaredSearch> {
+        entry.paging()?;
+        for echoed in entry.echo.keys() {
+            ensure!(
+                echoed == "limit" || echoed == "offset",
+                "echo: `{echoed}` is neither `limit` nor `offset`"
+            );
+        }
         let declaration = folder.read(&entry.declaration)?;
         let engine = Declaration::from_toml(&declaration)
             .map_err(|e| anyhow::anyhow!("{}: {e}", entry.declaration.display()))?;
@@ -198,8 +275,16 @@ impl DeclaredSearch {
     pub fn answer(&self, params: &[(String, String)], page_cap: Option<usize>) -> Answer {
         match self.page(params, page_cap) {
             Ok(body) => (200, body),
-            Err(message) => (400, json!({ "error": { "code": 400, "message": message } })),
+            Err(message) => (400, self.refusal(400, &message)),
         }
+    }
+
+    /// The vendor's body for a refused request.
+    fn refusal(&self, status: u16, message: &str) -> Value {
+        let Some(template) = &self.entry.error else {
+            return json!({ "error": { "code": status, "message": message } });
+        };
+        fill(&Value::Object(template.clone()), status, message)
     }
 
     /// The links of the records an answer holds (none without `citation`).
@@ -211,7 +296,7 @@ impl DeclaredSearch {
         items
             .into_iter()
             .flatten()
-            .filter_map(|record| record.pointer(citation)?.as_str().map(String::from))
+            .filter_map(|record| link(record, citation))
             .collect()
     }
 
@@ -235,8 +320,17 @@ impl DeclaredSearch {
             let at = crate::time::parse(value).ok_or(format!("{name}: not a time: {value}"))?;
             Ok(Some(at.start))
         };
-        let after = bound(entry.updated_min.as_deref())?;
-        let before = bound(entry.updated_max.as_deref())?;
+        let (mut after, mut before) = (
+            bound(entry.updated_min.as_deref())?,
+            bound(entry.updated_max.as_deref())?,
+        );
+        if let Some((name, range)) = entry
+            .updated_range
+            .as_deref()
+            .and_then(|name| Some((name, param(name)?)))
+        {
+            (after, before) = time_range(name, range)?;
+        }
         let within = |i: usize| {
             after.is_none_or(|t| self.ends[i] >= t) && before.is_none_or(|t| self.updated[i] < t)
         };
@@ -254,61 +348,89 @@ impl DeclaredSearch {
             .engine
             .page_size_for(asked)
             .min(page_cap.unwrap_or(usize::MAX).max(1));
-        let start = match param(&entry.page_token) {
-            None | Some("") => 0,
-            Some(token) => token
-                .strip_prefix("page-")
-                .and_then(|n| n.parse::<usize>().ok())
-                .ok_or_else(|| format!("{}: not a token this search gave", entry.page_token))?,
+        let paging = entry.paging().map_err(|e| e.to_string())?;
+        let start = match paging {
+            Paging::Token { param: name, .. } => match param(name) {
+                None | Some("") => 0,
+                Some(token) => token
+                    .strip_prefix("page-")
+                    .and_then(|n| n.parse::<usize>().ok())
+                    .ok_or_else(|| format!("{name}: not a token this search gave"))?,
+            },
+            Paging::Offset { param: name, .. } => param(name)
+                .map(|v| v.parse::<usize>())
+                .transpose()
+                .map_err(|_| format!("{name}: not a number"))?
+                .unwrap_or(0),
         };
-        let end = (start + size).min(hits.len());
+        // Paging reaches this many results at most; a page starting past
+        // them is refused (Box: "offset parameter value exceeding 10000").
+        let reachable = match self.engine.max_results.as_deref() {
+            Some(&max) if start > max => {
+                return Err(format!(
+                    "paging reaches {max} results; this page starts at {start}"
+                ));
+            }
+            Some(&max) => hits.len().min(max),
+            None => hits.len(),
+        };
+        let end = (start + size).min(reachable);
         let page: Vec<Value> = hits
             .get(start.min(end)..end)
             .unwrap_or_default()
             .iter()
-            .map(|hit| self.records[hit.index].clone())
+            .map(|hit| without_own_keys(&self.records[hit.index]))
             .collect();
         let mut body = Value::Object(entry.envelope.clone());
         put_at(&mut body, &entry.items, Value::Array(page));
-        if end < hits.len() {
-            put_at(
-                &mut body,
-                &entry.next_page_token,
-                json!(format!("page-{end}")),
-            );
+        match paging {
+            Paging::Token { next, .. } if end < reachable => {
+                put_at(&mut body, next, json!(format!("page-{end}")));
+            }
+            Paging::Token { .. } => {}
+            Paging::Offset { total, .. } => put_at(&mut body, total, json!(hits.len())),
+        }
+        for (echoed, pointer) in &entry.echo {
+            let value = if echoed == "limit" { size } else { start };
+            put_at(&mut body, pointer, json!(value));
         }
         Ok(body)
     }
 }
 
-/// The strings at a JSON pointer whose `*` segments stand for every
-/// element of an array (numbers are written as text).
-fn strings_at(value: &Value, pointer: &str) -> Vec<String> {
-    let mut found = vec![value];
-    for segment in pointer.split('/').skip(1) {
-        found = found
-            .into_iter()
-            .flat_map(|v| match (segment, v) {
-                ("*", Value::Array(items)) => items.iter().collect(),
-                (key, Value::Object(map)) => map.get(key).into_iter().collect(),
-                (index, Value::Array(items)) => index
-                    .parse::<usize>()
-                    .ok()
-                    .and_then(|i| items.get(i))
-                    .into_iter()
-                    .collect(),
-                _ => Vec::new(),
-            })
-            .collect();
+/// An error template with `{status}` and `{message}` filled in, at any depth.
+fn fill(template: &Value, status: u16, message: &str) -> Value {
+    match template {
+        Value::String(s) if s == "{status}" => json!(status),
+        Value::String(s) if s == "{message}" => json!(message),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), fill(v, status, message)))
+                .collect(),
+        ),
+        Value::Array(items) => {
+            Value::Array(items.iter().map(|v| fill(v, status, message)).collect())
+        }
+        other => other.clone(),
     }
-    found
-        .into_iter()
-        .filter_map(|v| match v {
-            Value::String(s) => Some(s.clone()),
-            Value::Number(n) => Some(n.to_string()),
-            _ => None,
-        })
-        .collect()
+}
+
+/// A `FROM,TO` parameter's bounds (either may be empty).
+fn time_range(name: &str, range: &str) -> Result<(Option<i64>, Option<i64>), String> {
+    let refused = || format!("{name}: not FROM,TO in RFC 3339: {range}");
+    let (from, to) = range.split_once(',').ok_or_else(refused)?;
+    let at = |text: &str| -> Result<Option<i64>, String> {
+        match text.trim() {
+            "" => Ok(None),
+            text => crate::time::parse(text)
+                .map(|at| Some(at.start))
+                .ok_or_else(refused),
+        }
+    };
+    if to.contains(',') {
+        return Err(refused());
+    }
+    Ok((at(from)?, at(to)?))
 }
 
 /// The time at a pointer: RFC 3339 text or Unix seconds.
@@ -320,199 +442,5 @@ fn time_at(record: &Value, pointer: &str) -> Option<i64> {
     }
 }
 
-/// Puts `value` at a JSON pointer, making the objects on the way.
-fn put_at(target: &mut Value, pointer: &str, value: Value) {
-    let mut at = target;
-    let segments: Vec<&str> = pointer.split('/').skip(1).collect();
-    for (n, segment) in segments.iter().enumerate() {
-        if !at.is_object() {
-            *at = Value::Object(Map::new());
-        }
-        let map = at.as_object_mut().expect("made an object");
-        if n + 1 == segments.len() {
-            map.insert((*segment).to_string(), value);
-            return;
-        }
-        at = map
-            .entry(*segment)
-            .or_insert_with(|| Value::Object(Map::new()));
-    }
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    const DECLARATION: &str = r#"
-vendor = "acme"
-endpoint = "GET https://api.acme.example/v1/events"
-[implicit]
-value = "all"
-silent = "a test"
-[operators]
-value = []
-silent = "a test"
-[phrases]
-value = true
-silent = "a test"
-[fields]
-value = ["summary", "attendees"]
-silent = "a test"
-[stemming]
-value = "none"
-silent = "a test"
-[stop_words]
-value = false
-silent = "a test"
-[order]
-value = "newest"
-silent = "a test"
-[page_size]
-value = { default = 2, max = 10 }
-silent = "a test"
-"#;
-
-    fn search() -> DeclaredSearch {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("search.toml"), DECLARATION).unwrap();
-        let records = json!([
-            {"id": "1", "summary": "Checkout postmortem", "updated": "2025-02-04T10:00:00Z",
-             "attendees": [{"displayName": "Aisha Bello"}]},
-            {"id": "2", "summary": "Checkout review", "updated": "2025-02-06T10:00:00Z",
-             "attendees": [{"displayName": "Tomás Herrera"}]},
-            {"id": "3", "summary": "Planning", "updated": 1738922400,
-             "attendees": [{"displayName": "Aisha Bello"}]},
-            {"id": "4", "summary": "Checkout retro", "updated": "2025-02-08T10:00:00Z"},
-        ]);
-        std::fs::write(dir.path().join("events.json"), records.to_string()).unwrap();
-        // The same fields as a routes.toml entry, here as JSON.
-        let entry: SearchEntry = serde_json::from_value(json!({
-            "url": "https://api.acme.example/v1/events",
-            "declaration": "search.toml", "records": "events.json", "text": "q",
-            "updated": "/updated", "updated_min": "updatedMin", "citation": "/id",
-            "page_size": "maxResults", "page_token": "pageToken",
-            "items": "/items", "next_page_token": "/nextPageToken",
-            "envelope": {"kind": "acme#events"},
-            "fields": {"summary": "/summary", "attendees": "/attendees/*/displayName"},
-        }))
-        .unwrap();
-        DeclaredSearch::load(Folder::Disk(dir.path()), entry).unwrap()
-    }
-
-    impl DeclaredSearch {
-        /// An answer with no fault capping its page.
-        fn answer_all(&self, params: &[(String, String)]) -> Answer {
-            self.answer(params, None)
-        }
-    }
-
-    fn params(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
-        pairs
-            .iter()
-            .map(|(n, v)| (n.to_string(), v.to_string()))
-            .collect()
-    }
-
-    fn ids(body: &Value) -> Vec<&str> {
-        body["items"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|r| r["id"].as_str().unwrap())
-            .collect()
-    }
-
-    #[test]
-    fn answers_as_declared_newest_first_in_pages() {
-        let search = search();
-        let (status, first) = search.answer_all(&params(&[("q", "checkout")]));
-        assert_eq!(status, 200);
-        assert_eq!(ids(&first), ["4", "2"]);
-        assert_eq!(first["items"].as_array().unwrap().len(), 2);
-        assert_eq!(first["kind"], "acme#events");
-        let token = first["nextPageToken"].as_str().unwrap();
-        let (_, second) = search.answer_all(&params(&[("q", "checkout"), ("pageToken", token)]));
-        assert_eq!(ids(&second), ["1"]);
-        assert!(second.get("nextPageToken").is_none());
-    }
-
-    #[test]
-    fn searches_the_declared_fields_with_the_declared_combination_and_bounds() {
-        let search = search();
-        // Every word, in any declared field (attendees too).
-        let (_, body) =
-            search.answer_all(&params(&[("q", "aisha checkout"), ("maxResults", "10")]));
-        assert_eq!(ids(&body), ["1"]);
-        let (_, body) = search.answer_all(&params(&[
-            ("q", "aisha"),
-            ("updatedMin", "2025-02-05T00:00:00Z"),
-        ]));
-        assert_eq!(ids(&body), ["3"]);
-        // No text: every record.
-        let (_, body) = search.answer_all(&params(&[("maxResults", "10")]));
-        assert_eq!(ids(&body), ["4", "3", "2", "1"]);
-    }
-
-    #[test]
-    fn a_fault_caps_the_page_and_the_returned_records_are_noted() {
-        let search = search();
-        let (_, body) = search.answer(&params(&[("maxResults", "10")]), Some(1));
-        assert_eq!(ids(&body), ["4"]);
-        assert!(body.get("nextPageToken").is_some());
-        assert_eq!(search.citations(&body), ["4"]);
-    }
-
-    #[test]
-    fn a_lower_bound_applies_to_the_end_when_the_entry_names_one() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("search.toml"), DECLARATION).unwrap();
-        let records = json!([
-            {"id": "1", "summary": "Checkout review", "start": "2025-02-04T10:00:00Z",
-             "end": "2025-02-04T12:00:00Z"},
-        ]);
-        std::fs::write(dir.path().join("events.json"), records.to_string()).unwrap();
-        let entry = |ends: Option<&str>| -> SearchEntry {
-            serde_json::from_value(json!({
-                "url": "https://api.acme.example/v1/events",
-                "declaration": "search.toml", "records": "events.json", "text": "q",
-                "updated": "/start", "ends": ends, "updated_min": "timeMin",
-                "page_size": "maxResults", "page_token": "pageToken",
-                "items": "/items", "next_page_token": "/nextPageToken",
-                "fields": {"summary": "/summary", "attendees": "/attendees/*/displayName"},
-            }))
-            .unwrap()
-        };
-        // Under way at 11:00: found when the bound is on its end.
-        let during = params(&[("timeMin", "2025-02-04T11:00:00Z")]);
-        let by_end = DeclaredSearch::load(Folder::Disk(dir.path()), entry(Some("/end"))).unwrap();
-        assert_eq!(ids(&by_end.answer_all(&during).1), ["1"]);
-        let by_start = DeclaredSearch::load(Folder::Disk(dir.path()), entry(None)).unwrap();
-        assert!(ids(&by_start.answer_all(&during).1).is_empty());
-    }
-
-    #[test]
-    fn refuses_what_the_vendor_would() {
-        let search = search();
-        for bad in [
-            ("maxResults", "many"),
-            ("pageToken", "xyz"),
-            ("updatedMin", "soon"),
-        ] {
-            let (status, body) = search.answer_all(&params(&[bad]));
-            assert_eq!(status, 400, "{bad:?}: {body}");
-        }
-    }
-
-    #[test]
-    fn a_declared_field_without_a_place_is_named() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("search.toml"), DECLARATION).unwrap();
-        std::fs::write(dir.path().join("events.json"), "[]").unwrap();
-        let mut entry = search().entry().clone();
-        entry.fields.remove("attendees");
-        let error = DeclaredSearch::load(Folder::Disk(dir.path()), entry)
-            .err()
-            .unwrap();
-        assert!(format!("{error:#}").contains("`attendees`"), "{error:#}");
-    }
-}
+mod tests;
