@@ -89,6 +89,7 @@ fn records(connector: &str) -> Vec<Row> {
         "trello" => rows(dataset::trello_cards(), |r| Some(r.story.clone())),
         "intercom" => rows(dataset::intercom_conversations(), |r| Some(r.story.clone())),
         "google-calendar" => calendar_events().iter().map(calendar_row).collect(),
+        "box" => box_items().iter().map(box_row).collect(),
         other => panic!("no dataset for {other}"),
     }
 }
@@ -98,6 +99,44 @@ fn calendar_events() -> Vec<Value> {
     let text = fake_saas::declared::built_in_file("google-calendar", "events.json")
         .expect("fake-saas plays Google Calendar from data");
     serde_json::from_str(text).unwrap()
+}
+
+/// Box's items, as fake-saas plays them (from data).
+fn box_items() -> Vec<Value> {
+    let text = fake_saas::declared::built_in_file("box", "items.json")
+        .expect("fake-saas plays Box from data");
+    serde_json::from_str(text).unwrap()
+}
+
+/// A Box item as a row: the text Box searches (name, description, content,
+/// comments, tags), its link the page the connector makes.
+fn box_row(item: &Value) -> Row {
+    let strings = |pointer: &str| -> Vec<String> {
+        match item.pointer(pointer) {
+            Some(Value::String(s)) => vec![s.clone()],
+            Some(Value::Array(items)) => items
+                .iter()
+                .filter_map(|i| i.as_str().map(String::from))
+                .collect(),
+            _ => Vec::new(),
+        }
+    };
+    let searchable_text = ["/name", "/description", "/_content", "/_comments", "/_tags"]
+        .into_iter()
+        .flat_map(strings)
+        .collect::<Vec<_>>()
+        .join("\n");
+    let (kind, id) = (item["type"].as_str().unwrap(), item["id"].as_str().unwrap());
+    let citation_url = match kind {
+        "web_link" => item["url"].as_str().unwrap().to_string(),
+        _ => format!("https://app.box.com/{kind}/{id}"),
+    };
+    Row {
+        citation_url,
+        story: item["_story"].as_str().map(String::from),
+        searchable_text,
+        updated_unix: unix(item["modified_at"].as_str().unwrap()),
+    }
 }
 
 /// An event as a row: its text in the fields Calendar's `q` searches, its
@@ -169,6 +208,7 @@ fn searches<'a>(requests: &'a [RecordedRequest], connector: &str) -> Vec<&'a Rec
             "trello" => r.path == "/1/search",
             "intercom" => r.path == "/conversations/search",
             "google-calendar" => r.path.ends_with("/events"),
+            "box" => r.path == "/2.0/search",
             _ => false,
         })
         .collect()
@@ -468,6 +508,65 @@ async fn google_calendar_finds_an_incidents_meetings_and_maps_them_field_for_fie
             .iter()
             .all(|r| r.path == "/calendar/v3/calendars/primary/events")
     );
+}
+
+#[tokio::test]
+async fn box_finds_an_incidents_files_reads_their_text_and_maps_them() {
+    let h = Harness::start(&["box"]).await;
+    // Box reads words as OR: one search finds the incident's postmortem
+    // and its report for customers; their text is read from Box's
+    // extracted_text representation.
+    let docs = found(&h, "box", "postmortem certificate rotation checkout", 10).await;
+    assert_cited_once("box", &docs, &citations("box"));
+    let items = box_items();
+    let postmortem = one(&items, |i| {
+        i["name"]
+            .as_str()
+            .is_some_and(|n| n.starts_with("Postmortem - checkout 502s"))
+    });
+    let id = postmortem["id"].as_str().unwrap();
+    let doc = find(&docs, &format!("https://app.box.com/file/{id}"));
+    assert_eq!(doc.id, format!("file_{id}"));
+    assert_eq!(doc.title, postmortem["name"].as_str().unwrap());
+    assert_eq!(doc.content, postmortem["_content"].as_str().unwrap().trim());
+    assert_eq!(
+        doc.author.as_deref(),
+        postmortem["modified_by"]["name"].as_str()
+    );
+    let time = |key: &str| Some(rfc3339(postmortem[key].as_str().unwrap()));
+    assert_eq!(doc.updated_at, time("modified_at"));
+    assert_eq!(doc.created_at, time("created_at"));
+    let folders: Vec<&str> = postmortem["path_collection"]["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["name"].as_str())
+        .filter(|name| *name != "All Files")
+        .collect();
+    assert_eq!(doc.metadata["path"], folders.join("/"));
+    let requests = h.fake.requests();
+    let asked = searches(&requests, "box");
+    assert_eq!(asked.len(), 1, "{}", sent(&asked));
+    assert!(sent(&asked).contains("%20OR%20"), "{}", sent(&asked));
+    let infos = requests
+        .iter()
+        .filter(|r| r.path.starts_with("/2.0/files/"));
+    let texts = requests.iter().filter(|r| r.host == "dl.boxcloud.com");
+    let (infos, texts) = (infos.count(), texts.count());
+    assert!((1..=5).contains(&infos), "{infos} files' representations");
+    assert_eq!(texts, infos, "each file with text read once");
+    // A folder and a web link keep what search gives.
+    let folder = find(
+        &found(&h, "box", "customer contracts", 10).await,
+        &format!(
+            "https://app.box.com/folder/{}",
+            one(&items, |i| i["name"] == "Customer contracts")["id"]
+                .as_str()
+                .unwrap()
+        ),
+    )
+    .clone();
+    assert_eq!(folder.metadata["type"], "folder");
 }
 
 #[tokio::test]
@@ -865,6 +964,7 @@ fn ranged_question(connector: &str) -> &'static str {
         "hubspot" => "acme",
         "trello" => "customer",
         "google-calendar" => "platform",
+        "box" => "checkout payment",
         "salesforce" | "microsoft-365" | "intercom" => {
             "checkout payment order customer invoice incident"
         }
@@ -914,6 +1014,8 @@ fn range_in_request(connector: &str) -> &'static [&'static str] {
             "timeMin=2026-01-01T00%3A00%3A00Z",
             "timeMax=2026-06-30T23%3A59%3A59Z",
         ],
+        // One parameter: FROM,TO.
+        "box" => &["updated_at_range=2026-01-01T00%3A00%3A00Z%2C2026-06-30T23%3A59%3A59Z"],
         "intercom" => &[
             "{\"field\":\"updated_at\",\"operator\":\">\",\"value\":1767225599}",
             "{\"field\":\"updated_at\",\"operator\":\"<\",\"value\":1782864000}",
@@ -1393,6 +1495,25 @@ fn manifests_admit_exactly_the_requests_each_connector_needs() {
                 "GET https://api.intercom.io/conversations/1/parts".into(),
             ],
         ),
+        (
+            "box",
+            &[
+                "GET https://api.box.com/2.0/search?query=x&limit=10".into(),
+                "GET https://api.box.com/2.0/files/1208765432?fields=representations".into(),
+                "GET https://dl.boxcloud.com/api/2.0/internal_files/1208765432/versions/1320988765/representations/extracted_text/content/".into(),
+            ],
+            &[
+                "POST https://api.box.com/2.0/search {}".into(),
+                "POST https://api.box.com/2.0/files/1208765432/copy {}".into(),
+                "POST https://api.box.com/2.0/folders {}".into(),
+                "GET https://api.box.com/2.0/files/1208765432/content".into(),
+                "GET https://api.box.com/2.0/folders/0/items".into(),
+                "GET https://api.box.com/2.0/users/me".into(),
+                "GET https://dl.boxcloud.com/api/2.0/internal_files/1208765432/versions/1320988765/representations/png_paged_2048x2048/content/1.png".into(),
+                "GET https://upload.box.com/api/2.0/files/content".into(),
+                "POST https://api.box.com/oauth2/revoke token=x".into(),
+            ],
+        ),
     ];
     for (connector, admitted, refused) in cases {
         let m = manifest(connector);
@@ -1502,6 +1623,11 @@ fn manifests_declare_read_only_scopes_and_revocation() {
             Some(("https://app.asana.com/-/oauth_revoke", "form")),
         ),
         ("trello", &["read"][..], None),
+        (
+            "box",
+            &["root_readonly"][..],
+            Some(("https://api.box.com/oauth2/revoke", "form_client")),
+        ),
         (
             "intercom",
             &[][..],

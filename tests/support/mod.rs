@@ -259,6 +259,7 @@ pub fn api_host(connector: &str) -> &'static str {
         "asana" => "app.asana.com",
         "trello" => "api.trello.com",
         "intercom" => "api.intercom.io",
+        "box" => "api.box.com",
         other => panic!("no host for {other}"),
     }
 }

@@ -19,8 +19,9 @@ use crate::contract;
 use crate::shared::{self, SharedBackend};
 
 /// The connectors the demo connects for both users (sorted by id).
-pub const CONNECTORS: [&str; 16] = [
+pub const CONNECTORS: [&str; 17] = [
     "asana",
+    "box",
     "confluence",
     "github",
     "gmail",

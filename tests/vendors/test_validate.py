@@ -197,6 +197,44 @@ def test_intercom_field_outside_the_searchable_table():
          "'title'", "Accepted Fields")
 
 
+# -- OpenAPI 3.0 with "X or null" in allOf (Box) --------------------------------------------
+
+BOX_USER = {"type": "user", "id": "19450331001", "name": "Aisha Bello", "login": "aisha.bello@acme-shop.example"}
+BOX_FOLDER = {"type": "folder", "id": "201", "sequence_id": "1", "etag": "1", "name": "Incidents"}
+
+
+def box_file(**changes):
+    item = {"type": "file", "id": "1208765432", "etag": "1", "sequence_id": "1", "name": "Postmortem.docx",
+            "description": "", "size": 2048, "created_at": "2025-02-04T10:12:33-08:00",
+            "modified_at": "2025-02-06T09:00:00-08:00", "trashed_at": None, "purged_at": None,
+            "created_by": BOX_USER, "modified_by": BOX_USER, "owned_by": BOX_USER,
+            "path_collection": {"total_count": 1, "entries": [BOX_FOLDER]},
+            "shared_link": None, "parent": BOX_FOLDER, "item_status": "active"}
+    item.update(changes)
+    return item
+
+
+def box_search(answer):
+    return run("box", x("GET", "https://api.box.com/2.0/search?query=postmortem+OR+checkout&limit=10",
+                        [("authorization", "Bearer b")], status=200, response=answer))
+
+
+def test_box_search_passes_with_a_null_shared_link_and_parent():
+    answer = {"type": "search_results_items", "total_count": 1, "limit": 10, "offset": 0,
+              "entries": [box_file(), box_file(id="1208765433", parent=None)]}
+    assert box_search(answer) == []
+
+
+def test_box_shared_link_is_an_object_or_null_not_a_string():
+    answer = {"type": "search_results_items", "entries": [box_file(shared_link="https://app.box.com/s/x")]}
+    only(box_search(answer), "shared_link 'https://app.box.com/s/x' is not valid")
+
+
+def test_box_offset_past_the_documented_cap():
+    only(run("box", x("GET", "https://api.box.com/2.0/search?query=x&offset=10001", [("authorization", "Bearer b")])),
+         "'offset'", "10000")
+
+
 # -- Facts only (Zendesk, HubSpot) --------------------------------------------------------
 
 def test_zendesk_search_passes():

@@ -100,10 +100,17 @@ class Report:
 # --------------------------------------------------------------------------
 
 
+NULL = {"nullable": True, "enum": [None]}
+
+
 def nullable_refs(node):
-    """OpenAPI 3.0 ignores the siblings of a `$ref`, yet descriptions write
-    `{"$ref": X, "nullable": true}` meaning "X or null" (Intercom's
-    `assigned_to`, "null if there has been no change in assignment"): the
+    """OpenAPI 3.0 ignores the siblings of a `$ref`, and reads `nullable`
+    only beside a `type`, yet descriptions write "X or null" three ways:
+    `{"$ref": X, "nullable": true}` (Intercom's `assigned_to`, "null if
+    there has been no change in assignment"), `{"allOf": [...], "nullable":
+    true}` (Box's `parent`, "may be null for some folders such as the root
+    folder") and an `allOf` member `{"nullable": true}` (Box's
+    `shared_link`, "null if no shared link has been created"): the
     author's meaning, in the form 3.0 validators read."""
     if isinstance(node, list):
         return [nullable_refs(item) for item in node]
@@ -112,7 +119,13 @@ def nullable_refs(node):
     node = {key: nullable_refs(value) for key, value in node.items()}
     if "$ref" in node and node.get("nullable") is True:
         others = {k: v for k, v in node.items() if k not in ("$ref", "nullable")}
-        return dict(others, anyOf=[{"$ref": node["$ref"]}, {"nullable": True, "enum": [None]}])
+        return dict(others, anyOf=[{"$ref": node["$ref"]}, NULL])
+    members = node.get("allOf")
+    if isinstance(members, list) and "type" not in node:
+        kept = [m for m in members if m != {"nullable": True}]
+        if node.get("nullable") is True or len(kept) < len(members):
+            others = {k: v for k, v in node.items() if k != "nullable"}
+            return {"anyOf": [dict(others, allOf=kept), NULL]}
     return node
 
 

@@ -90,12 +90,22 @@ impl Revoker {
                 let field = revoke.token_field.as_deref().unwrap_or("token");
                 request.json(&serde_json::json!({ field: token.token }))
             }
+            "form_client" => {
+                let (id, secret) = client.map_or(("", ""), |c| {
+                    (c.client_id.as_str(), c.client_secret.expose())
+                });
+                request.form(&[
+                    ("client_id", id),
+                    ("client_secret", secret),
+                    ("token", token.token.as_str()),
+                ])
+            }
             _ => request.form(&[
                 ("token", token.token.as_str()),
                 ("token_type_hint", "access_token"),
             ]),
         };
-        if revoke.style != "bearer"
+        if !matches!(revoke.style.as_str(), "bearer" | "form_client")
             && let Some(c) = client
         {
             let basic = B64.encode(format!("{}:{}", c.client_id, c.client_secret.expose()));

@@ -97,6 +97,9 @@ pub const HOSTS: &[&str] = &[
     "trello.com",
     "api.intercom.io",
     "app.intercom.com",
+    "api.box.com",
+    "account.box.com",
+    "dl.boxcloud.com",
     // the operator's identity provider (single sign-on to the dashboard)
     "acme.okta.com",
 ];

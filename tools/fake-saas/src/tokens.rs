@@ -29,10 +29,12 @@ pub(crate) enum Vendor {
     Intercom,
     /// Played from data (`declared/google-calendar/`).
     GoogleCalendar,
+    /// Its search played from data (`declared/box/`).
+    Box,
 }
 
 impl Vendor {
-    pub(crate) const ALL: [Vendor; 16] = [
+    pub(crate) const ALL: [Vendor; 17] = [
         Vendor::Github,
         Vendor::Slack,
         Vendor::Notion,
@@ -49,6 +51,7 @@ impl Vendor {
         Vendor::Trello,
         Vendor::Intercom,
         Vendor::GoogleCalendar,
+        Vendor::Box,
     ];
 
     pub(crate) fn as_str(self) -> &'static str {
@@ -69,6 +72,7 @@ impl Vendor {
             Vendor::Trello => "trello",
             Vendor::Intercom => "intercom",
             Vendor::GoogleCalendar => "google-calendar",
+            Vendor::Box => "box",
         }
     }
 
@@ -94,6 +98,8 @@ impl Vendor {
             Vendor::Salesforce => 7200,
             Vendor::Microsoft365 => 3599,
             Vendor::Asana => 3600,
+            // Box: "Access tokens ... valid for 60 minutes".
+            Vendor::Box => 3600,
             // Trello's legacy tokens: the expiration asked for (30 days here).
             Vendor::Trello => 2_592_000,
             // Intercom's tokens do not expire; ten years stands for that.
@@ -125,6 +131,7 @@ impl Vendor {
             Vendor::Asana => "tasks:read projects:read users:read workspaces.typeahead:read",
             Vendor::Trello => "read",
             Vendor::Intercom => "",
+            Vendor::Box => "root_readonly",
         }
     }
 }
@@ -356,6 +363,8 @@ impl Tokens {
                 format!("2/120{}:{}", self.random(13, b"0123456789"), self.hex(32)),
             ),
             Vendor::Trello => (format!("ATTA{}", self.hex(72)), self.hex(64)),
+            // Box's tokens are 32 letters and digits; its refresh tokens 64.
+            Vendor::Box => (self.alnum(32), self.alnum(64)),
             Vendor::Intercom => {
                 let b64 = base64::engine::general_purpose::STANDARD;
                 (

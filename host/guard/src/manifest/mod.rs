@@ -135,9 +135,11 @@ pub struct Revoke {
     pub url: String,
     #[serde(default = "default_revoke_method")]
     pub method: String,
-    /// `form` (RFC 7009: `token=` in a form body), `bearer` (the token as a
-    /// bearer credential, as Slack's `auth.revoke`), or `json` (the token as
-    /// a JSON field, as GitHub's application API and Notion).
+    /// `form` (RFC 7009: `token=` in a form body, the client's credentials
+    /// in a Basic header), `form_client` (the token and the client's
+    /// credentials all in the form body, as Box documents), `bearer` (the
+    /// token as a bearer credential, as Slack's `auth.revoke`), or `json`
+    /// (the token as a JSON field, as GitHub's application API and Notion).
     #[serde(default = "default_revoke_style")]
     pub style: String,
     /// With the `json` style, the field that carries the token (`token`

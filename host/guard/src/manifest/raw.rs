@@ -341,11 +341,14 @@ fn validate_oauth(raw: RawOAuth, problems: &mut Vec<Problem>) -> OAuth {
                 ),
             ));
         }
-        if !matches!(revoke.style.as_str(), "form" | "bearer" | "json") {
+        if !matches!(
+            revoke.style.as_str(),
+            "form" | "form_client" | "bearer" | "json"
+        ) {
             problems.push(Problem::error(
                 "oauth",
                 format!(
-                    "oauth.revoke.style {:?} is not form, bearer or json",
+                    "oauth.revoke.style {:?} is not form, form_client, bearer or json",
                     revoke.style
                 ),
             ));

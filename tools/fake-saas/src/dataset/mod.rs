@@ -180,7 +180,7 @@ macro_rules! vendor_list {
     };
 }
 // The coded vendors, then those played from data (`declared::PLAYED_FROM_DATA`).
-with_vendors!(vendor_list, "google-calendar");
+with_vendors!(vendor_list, "google-calendar", "box");
 /// No record is later than this.
 pub const DATASET_END: &str = "2026-11-21T00:00:00Z";
 

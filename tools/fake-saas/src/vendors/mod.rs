@@ -1,5 +1,6 @@
 //! Vendor dispatch and shared helpers.
 
+pub(crate) mod box_com;
 pub(crate) mod confluence;
 pub(crate) mod cursor;
 pub(crate) mod drive;
@@ -50,6 +51,7 @@ pub(crate) fn vendor_of(host: &str) -> Option<Vendor> {
         "app.asana.com" => Some(Vendor::Asana),
         "api.trello.com" | "trello.com" => Some(Vendor::Trello),
         "api.intercom.io" | "app.intercom.com" => Some(Vendor::Intercom),
+        "api.box.com" | "account.box.com" | "dl.boxcloud.com" => Some(Vendor::Box),
         _ => None,
     }
 }
@@ -108,6 +110,7 @@ pub(crate) fn dispatch(shared: &Shared, req: &Req) -> Response {
         Some(Vendor::Trello) => trello::handle(shared, req),
         Some(Vendor::Intercom) => intercom::handle(shared, req),
         Some(vendor @ Vendor::GoogleCalendar) => from_data::handle(shared, vendor, req),
+        Some(Vendor::Box) => box_com::handle(shared, req),
         None => {
             let known = crate::HOSTS.contains(&req.host.as_str());
             http::json(
@@ -144,6 +147,7 @@ pub(crate) fn error_response(req: &Req, status: u16, retry_after: Option<u32>) -
         Some(Vendor::Asana) => asana::error(status),
         Some(Vendor::Trello) => trello::error(status),
         Some(Vendor::Intercom) => intercom::error(status),
+        Some(Vendor::Box) => box_com::error(status),
         None => http::json(
             status,
             &json!({"error": http::status(status).canonical_reason().unwrap_or("error")}),

@@ -306,6 +306,18 @@ fn success(vendor: Vendor, req: &Req, pair: &TokenPair, user: &str, refreshed: b
                 "scope": pair.scope,
             }),
         ),
+        // Box's AccessToken (openapi.json): no scope unless restricted.
+        Vendor::Box => http::json(
+            200,
+            &json!({
+                "access_token": pair.access_token,
+                "expires_in": expires,
+                "token_type": "bearer",
+                "restricted_to": [],
+                "refresh_token": pair.refresh_token,
+                "issued_token_type": "urn:ietf:params:oauth:token-type:access_token",
+            }),
+        ),
         // Google returns the refresh token on the code exchange; the fake
         // rotates refresh tokens, so it returns the new one on refresh too.
         Vendor::GoogleDrive | Vendor::Gmail | Vendor::GoogleCalendar => http::json(
@@ -475,7 +487,8 @@ fn failure(vendor: Vendor, req: &Req, e: TokenError) -> Response {
         | Vendor::Microsoft365
         | Vendor::Asana
         | Vendor::Trello
-        | Vendor::Intercom => {
+        | Vendor::Intercom
+        | Vendor::Box => {
             let status = if matches!(e, TokenError::InvalidClient(_)) {
                 401
             } else {
@@ -530,6 +543,10 @@ const HUBSPOT_APP: WebApp = (
     "<html><body><h1>Not found</h1></body></html>",
 );
 const LINEAR_APP: WebApp = ("linear.app", "<html><body>Not Found</body></html>");
+const BOX_APP: WebApp = (
+    "account.box.com",
+    "<html><body><h1>Page not found</h1></body></html>",
+);
 const INTERCOM_APP: WebApp = (
     "app.intercom.com",
     "<html><body><h1>Page not found</h1></body></html>",
@@ -549,6 +566,7 @@ const SERVERS: &[(Vendor, Option<WebApp>, &str, &[&str])] = &[
     (Vendor::Hubspot, Some(HUBSPOT_APP), "/oauth/authorize", &["/oauth/2026-03/token", "/oauth/v1/token"]),
     (Vendor::Linear, Some(LINEAR_APP), "/oauth/authorize", &["/oauth/token"]),
     (Vendor::Intercom, Some(INTERCOM_APP), "/oauth", &["/auth/eagle/token"]),
+    (Vendor::Box, Some(BOX_APP), "/api/oauth2/authorize", &["/oauth2/token"]),
 ];
 
 /// The answer to `req` if it is for one of the [`SERVERS`], or for a web app of theirs.
