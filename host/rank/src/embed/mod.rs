@@ -85,9 +85,10 @@ pub const DEFAULT_MODEL_DIR: &str = "models/all-minilm-l6-v2";
 pub const DEFAULT_ONNXRUNTIME: &str = "models/onnxruntime/libonnxruntime.so";
 
 /// The weights the local model runs with. Both are all-MiniLM-L6-v2: the
-/// same tokenizer, the same 384 dimensions, nDCG@10 on ir-dbpedia 0.5076
-/// (int8) against 0.5079 (f32); the archive still keeps their vectors
-/// apart (each names its own index, rebuilt on a change).
+/// same tokenizer, the same 384 dimensions, nDCG@10 on ir-dbpedia 0.5106
+/// (int8) against 0.5079 (f32) (`quarry-bench embedder`); the archive
+/// still keeps their vectors apart (each names its own index, rebuilt on
+/// a change).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Precision {

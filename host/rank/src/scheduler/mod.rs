@@ -54,7 +54,9 @@ pub enum Priority {
 
 /// The texts one worker embeds in one call. Small batches pad little,
 /// spread a query's passages over every worker, and let another query's
-/// turn come soon (a batch of 4 takes about 0.15 s on one core here).
+/// turn come soon (a batch of 4 took about 0.15 s on one core with f32
+/// products; the int8 model runs a batch's texts one at a time, so for
+/// it a batch only groups them).
 /// Measured with `quarry eval-live` on ir-dbpedia (3 vendors at 200 ms, one
 /// client, two workers): p50 1275 ms with batches of 16, 1098 ms with 8,
 /// 1023 ms with 4, at the same nDCG@10.

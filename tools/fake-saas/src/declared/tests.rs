@@ -72,13 +72,18 @@ fn params(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
         .collect()
 }
 
-fn ids(body: &Value) -> Vec<&str> {
-    body["items"]
+/// The ids of the records of an answer's page, which `items` holds.
+fn ids_in<'a>(body: &'a Value, items: &str) -> Vec<&'a str> {
+    body[items]
         .as_array()
         .unwrap()
         .iter()
         .map(|r| r["id"].as_str().unwrap())
         .collect()
+}
+
+fn ids(body: &Value) -> Vec<&str> {
+    ids_in(body, "items")
 }
 
 #[test]
@@ -201,12 +206,7 @@ fn by_offset() -> DeclaredSearch {
 }
 
 fn entry_ids(body: &Value) -> Vec<&str> {
-    body["entries"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["id"].as_str().unwrap())
-        .collect()
+    ids_in(body, "entries")
 }
 
 #[test]
