@@ -531,7 +531,7 @@ async fn box_finds_an_incidents_files_reads_their_text_and_maps_them() {
     assert_eq!(doc.content, postmortem["_content"].as_str().unwrap().trim());
     assert_eq!(
         doc.author.as_deref(),
-        postmortem["modified_by"]["name"].as_str()
+        postmortem["created_by"]["name"].as_str()
     );
     let time = |key: &str| Some(rfc3339(postmortem[key].as_str().unwrap()));
     assert_eq!(doc.updated_at, time("modified_at"));
@@ -1501,6 +1501,8 @@ fn manifests_admit_exactly_the_requests_each_connector_needs() {
                 "GET https://api.box.com/2.0/search?query=x&limit=10".into(),
                 "GET https://api.box.com/2.0/files/1208765432?fields=representations".into(),
                 "GET https://dl.boxcloud.com/api/2.0/internal_files/1208765432/versions/1320988765/representations/extracted_text/content/".into(),
+                "GET https://dl.boxcloud.com/api/2.0/internal_files/1208765432/versions/1320988765/representations/extracted_text/content/?watermark_content=4567".into(),
+                "GET https://public.boxcloud.com/api/2.0/internal_files/1208765432/versions/1320988765/representations/extracted_text/content/".into(),
             ],
             &[
                 "POST https://api.box.com/2.0/search {}".into(),

@@ -91,12 +91,16 @@ impl Revoker {
                 request.json(&serde_json::json!({ field: token.token }))
             }
             "form_client" => {
-                let (id, secret) = client.map_or(("", ""), |c| {
-                    (c.client_id.as_str(), c.client_secret.expose())
-                });
+                // Without the client's credentials the vendor can only
+                // refuse: no call, and the token is to be revoked by hand.
+                let Some(c) = client else {
+                    return Outcome::Failed(
+                        "no OAuth client is configured for this connector".into(),
+                    );
+                };
                 request.form(&[
-                    ("client_id", id),
-                    ("client_secret", secret),
+                    ("client_id", c.client_id.as_str()),
+                    ("client_secret", c.client_secret.expose()),
                     ("token", token.token.as_str()),
                 ])
             }

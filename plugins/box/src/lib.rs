@@ -11,13 +11,16 @@
 //! Search answers with names and descriptions, not text. For the best few
 //! files, the text is Box's `extracted_text` representation: the file's
 //! `representations` (asked for with `x-rep-hints: [extracted_text]`) give
-//! a `url_template` on dl.boxcloud.com, read with its `{+asset_path}`
-//! empty. A file without one (an image, a file too large, a
-//! representation not made yet) keeps its description. Box's errors are
+//! a `url_template` on Box's download host, read with its `{+asset_path}`
+//! empty. Reading a text is best effort: a file without one (an image, a
+//! file too large, a representation not made yet) or whose text cannot be
+//! read keeps its description, and the search its results. Box's errors are
 //! the common ones: 401 for a token expired or revoked, 429 with
-//! `retry-after`, a `ClientError` whose `message` says what is wrong. A document links
-//! to `https://app.box.com/file/{id}` (`/folder/{id}`), as Box's
-//! documentation gives its pages; a web link to its own URL.
+//! `retry-after`, a `ClientError` whose `message` says what is wrong.
+//!
+//! A document links to `https://app.box.com/file/{id}` (`/folder/{id}`),
+//! as Box's documentation gives its pages, a web link to its own URL; its
+//! author is who created it (else its owner), as for the other tools.
 
 use std::collections::HashMap;
 
@@ -44,10 +47,10 @@ impl Connector for BoxCom {
             .error_for_status()?;
         let items: Value = answer.json()?;
         let items = items.array_at("/entries");
-        let texts = texts_of(items)?;
+        let texts = texts_of(items);
         Ok(items
             .iter()
-            .filter_map(|item| to_document(item, texts.get(item.str_at("/id")?)))
+            .filter_map(|item| to_document(item, &texts))
             .collect())
     }
 }
@@ -81,9 +84,12 @@ fn box_query(request: &SearchRequest) -> String {
     }
 }
 
-/// The extracted text of the first files, by id. Two rounds, each one
-/// batch: the files' representations, then the texts they point to.
-fn texts_of(items: &[Value]) -> Result<HashMap<String, String>, SearchError> {
+/// The extracted text of the first files, by id, in two rounds of one
+/// batch each: the files' representations, then the texts they point to.
+/// Best effort: a file whose text cannot be read (not made yet, gone,
+/// refused, rate-limited, an answer in another shape) keeps its
+/// description, and the search keeps its results.
+fn texts_of(items: &[Value]) -> HashMap<String, String> {
     let files: Vec<&str> = items
         .iter()
         .filter(|item| item.str_at("/type") == Some("file"))
@@ -91,28 +97,27 @@ fn texts_of(items: &[Value]) -> Result<HashMap<String, String>, SearchError> {
         .take(MAX_TEXTS)
         .collect();
     let infos = send_all(files.iter().map(|id| representations(id)).collect());
-    let mut reads = Vec::new();
-    for (id, info) in files.iter().zip(infos) {
-        if let Some(url) = text_url(info?)? {
-            reads.push((id.to_string(), url));
-        }
-    }
+    let reads: Vec<(&str, String)> = files
+        .iter()
+        .zip(infos)
+        .filter_map(|(id, info)| Some((*id, text_url(info.ok()?)?)))
+        .collect();
     let answers = send_all(
         reads
             .iter()
             .map(|(_, url)| Request::get(url.clone()))
             .collect(),
     );
-    let mut texts = HashMap::new();
-    for ((id, _), answer) in reads.into_iter().zip(answers) {
-        let answer = answer?;
-        if matches!(answer.status, 202 | 404) {
-            continue; // not made yet, or gone: the description stands
-        }
-        let text = answer.error_for_status()?.text();
-        texts.insert(id, truncate(text.trim(), MAX_TEXT_BYTES).to_string());
-    }
-    Ok(texts)
+    reads
+        .into_iter()
+        .zip(answers)
+        .filter_map(|((id, _), answer)| {
+            // 202: Box is still making it.
+            let answer = answer.ok().filter(|a| a.status == 200)?;
+            let text = truncate(answer.text().trim(), MAX_TEXT_BYTES).to_string();
+            Some((id.to_string(), text))
+        })
+        .collect()
 }
 
 fn representations(id: &str) -> Request {
@@ -123,43 +128,47 @@ fn representations(id: &str) -> Request {
 }
 
 /// The text's address when Box has made it: the `url_template` with its
-/// `{+asset_path}` empty. None for a file gone or without text.
-fn text_url(info: Response) -> Result<Option<String>, SearchError> {
-    if info.status == 404 {
-        return Ok(None);
-    }
-    let info: Value = info.error_for_status()?.json()?;
+/// `{+asset_path}` empty. None for a file gone, refused or without text
+/// (`pending`, or `none`: Box makes it when its `info.url` is requested,
+/// which this connector does not do; the file keeps its description).
+fn text_url(info: Response) -> Option<String> {
+    let info: Value = info.error_for_status().ok()?.json().ok()?;
     let text = info
         .array_at("/representations/entries")
         .iter()
-        .find(|r| r.str_at("/representation") == Some("extracted_text"));
-    Ok(text
-        .filter(|r| matches!(r.str_at("/status/state"), Some("success" | "viewable")))
-        .and_then(|r| r.str_at("/content/url_template"))
-        .map(|template| template.replace("{+asset_path}", "")))
+        .find(|r| r.str_at("/representation") == Some("extracted_text"))?;
+    if !matches!(text.str_at("/status/state"), Some("success" | "viewable")) {
+        return None;
+    }
+    let template = text.str_at("/content/url_template")?;
+    Some(template.replace("{+asset_path}", ""))
 }
 
-fn to_document(item: &Value, text: Option<&String>) -> Option<Document> {
+/// An item as a document; a file's text from `texts` (by file id: folders
+/// have ids of their own), else its description.
+fn to_document(item: &Value, texts: &HashMap<String, String>) -> Option<Document> {
     let id = item.str_at("/id")?;
     let kind = item.str_at("/type")?;
+    let text = texts.get(id).filter(|_| kind == "file");
     let url = match kind {
         "file" | "folder" => format!("https://app.box.com/{kind}/{id}"),
         "web_link" => item.str_at("/url")?.to_string(),
         _ => return None,
     };
+    // The path below Box's root folder (id 0, "All Files").
     let folders: Vec<&str> = item
         .array_at("/path_collection/entries")
         .iter()
+        .filter(|f| f.str_at("/id") != Some("0"))
         .filter_map(|f| f.str_at("/name"))
-        .filter(|name| *name != "All Files")
         .collect();
     let content = text
         .filter(|t| !t.is_empty())
         .cloned()
         .unwrap_or_else(|| item.string_at("/description"));
     let author = item
-        .str_at("/modified_by/name")
-        .or(item.str_at("/created_by/name"));
+        .str_at("/created_by/name")
+        .or(item.str_at("/owned_by/name"));
     Some(
         Document::new(
             format!("{kind}_{id}"),
@@ -199,8 +208,14 @@ mod tests {
 
     #[test]
     fn maps_an_item_with_its_text() {
-        let text = "Summary\nCheckout returned 502s".to_string();
-        let doc = to_document(&file("11"), Some(&text)).unwrap();
+        let texts = HashMap::from([
+            (
+                "11".to_string(),
+                "Summary\nCheckout returned 502s".to_string(),
+            ),
+            ("7".to_string(), "a file's text".to_string()),
+        ]);
+        let doc = to_document(&file("11"), &texts).unwrap();
         let expected = Document::new(
             "file_11",
             "Report 11.docx",
@@ -217,14 +232,15 @@ mod tests {
         );
         let link = json!({"type": "web_link", "id": "3", "url": "https://status.acme-shop.example", "name": "Status"});
         assert_eq!(
-            to_document(&link, None).unwrap().url,
+            to_document(&link, &texts).unwrap().url,
             "https://status.acme-shop.example"
         );
-        let folder = to_document(
-            &json!({"type": "folder", "id": "7", "name": "Incidents"}),
-            None,
-        );
-        assert_eq!(folder.unwrap().url, "https://app.box.com/folder/7");
+        // Folder 7 and file 7 are two items: the folder has no text.
+        let folder =
+            json!({"type": "folder", "id": "7", "name": "Incidents", "description": "Postmortems"});
+        let folder = to_document(&folder, &texts).unwrap();
+        assert_eq!(folder.url, "https://app.box.com/folder/7");
+        assert_eq!(folder.content, "Postmortems");
     }
 
     #[test]
@@ -254,10 +270,15 @@ mod tests {
                         &[],
                         r#"{"type":"file","id":"2","representations":{"entries":[]}}"#,
                     )
+                } else if url.contains("/files/3?") {
+                    // Refused: the file keeps its description, the
+                    // search its results.
+                    Response::for_test(403, &[], r#"{"type":"error","status":403}"#)
                 } else {
                     let id = sent.without_query().rsplit('/').next().unwrap().to_string();
+                    // An address with a query string, as Box's example has.
                     let template = format!(
-                        "https://dl.boxcloud.com/api/2.0/internal_files/{id}/versions/9/representations/extracted_text/content/{{+asset_path}}"
+                        "https://dl.boxcloud.com/api/2.0/internal_files/{id}/versions/9/representations/extracted_text/content/{{+asset_path}}?watermark_content=4567"
                     );
                     Response::for_test(200, &[], json!({"type": "file", "id": id, "representations": {"entries": [
                         {"representation": "extracted_text", "status": {"state": "success"}, "content": {"url_template": template}}]}}).to_string())
@@ -271,7 +292,7 @@ mod tests {
         assert_eq!(
             contents,
             [
-                "the text", "A report", "the text", "the text", "the text", "A report", "A report"
+                "the text", "A report", "A report", "the text", "the text", "A report", "A report"
             ]
         );
         let infos = sent.iter().filter(|s| s.url.starts_with(FILES)).count();
@@ -286,7 +307,11 @@ mod tests {
             .iter()
             .find(|s| s.url.starts_with("https://dl.boxcloud.com/"))
             .unwrap();
-        assert!(read.url.ends_with("/content/"), "{}", read.url);
+        assert!(
+            read.url.ends_with("/content/?watermark_content=4567"),
+            "{}",
+            read.url
+        );
         assert_eq!(sent[0].param("query").as_deref(), Some("report"));
         assert_eq!(sent[0].param("limit").as_deref(), Some("10"));
     }
