@@ -52,7 +52,12 @@ fn main() -> Result<()> {
             dir => crates.push(std::path::absolute(dir).context("a crate folder")?),
         }
     }
-    if crates.is_empty() {
+    // Building every crate into the builder's own folders, a pair whose
+    // crate is gone (renamed, split: microsoft-365) is removed from them:
+    // a server loading the folder must not keep serving an old build.
+    let every_crate = crates.is_empty();
+    let default_out = out == root.join("target/plugins");
+    if every_crate {
         crates = connector_crates(&root.join("plugins"))?;
     }
     let test_crates = match &test_out {
@@ -78,17 +83,45 @@ fn main() -> Result<()> {
     if !members.is_empty() {
         toolchain.build(&root, &target_dir, Build::Members(&members))?;
     }
+    let mut built = Vec::new();
     for (dir, package) in crates.iter().zip(&packages) {
         let id = componentize(dir, &module_path(&target_dir, package), &out)?;
         println!("built {id}: {}", out.join(format!("{id}.wasm")).display());
+        built.push(id);
+    }
+    if every_crate && default_out {
+        remove_stale_pairs(&out, &built)?;
     }
     if let Some(test_out) = &test_out {
+        let mut built = Vec::new();
         for (dir, package) in all.iter().zip(&packages) {
             let id = componentize(dir, &module_path(&target_dir, package), test_out)?;
             println!(
                 "built {id} (for tests): {}",
                 test_out.join(format!("{id}.wasm")).display()
             );
+            built.push(id);
+        }
+        if every_crate {
+            remove_stale_pairs(test_out, &built)?;
+        }
+    }
+    Ok(())
+}
+
+/// Removes the `<id>.wasm` + `<id>.toml` pairs in `dir` of ids not `built`.
+fn remove_stale_pairs(dir: &Path, built: &[String]) -> Result<()> {
+    for entry in std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))? {
+        let wasm = entry?.path();
+        let Some(id) = wasm.file_stem().and_then(|s| s.to_str()) else {
+            continue;
+        };
+        let toml = wasm.with_extension("toml");
+        let pair = wasm.extension().is_some_and(|e| e == "wasm") && toml.is_file();
+        if pair && !built.iter().any(|b| b == id) {
+            std::fs::remove_file(&wasm).with_context(|| format!("removing {}", wasm.display()))?;
+            std::fs::remove_file(&toml).with_context(|| format!("removing {}", toml.display()))?;
+            println!("removed {id}: its crate is gone");
         }
     }
     Ok(())
