@@ -220,6 +220,7 @@ async fn assemble(config: &Config, origin: crate::origin::PublicOrigin) -> Resul
     for (id, problem) in registry.problems() {
         tracing::warn!(connector = %id, %problem, "connector not loaded");
     }
+    crate::connectors::carry_over::keep_carrying_over(store.clone(), &registry);
     let limiter = Arc::new(rate_limiter(config, &store)?);
     let metrics = Arc::new(Metrics::default());
     let deadline = Duration::from_millis(config.query.connector_deadline_ms);

@@ -26,6 +26,7 @@ pub use quarry_guard::{graphql, manifest, pattern, policy, problem};
 pub use quarry_sandbox as runtime;
 pub use quarry_sandbox::{ConnectorError, Document, ErrorKind, SearchRequest};
 
+pub mod carry_over;
 pub mod credential;
 pub mod registry;
 pub mod upstream;

@@ -78,6 +78,43 @@ impl Store {
     }
 }
 
+impl Store {
+    /// The users who have a grant for `connector`.
+    pub fn users_connected_to(&self, connector: &str) -> Result<Vec<String>> {
+        let suffix = format!("\0{connector}");
+        let keys = self.read()?.all_in(&GRANTS, ..)?;
+        Ok(keys
+            .into_iter()
+            .filter_map(|(key, _)| key.strip_suffix(&suffix).map(String::from))
+            .collect())
+    }
+
+    /// Moves a user's grant for `from` to each of `to` that has none yet,
+    /// the credential as it is, and removes it from `from`; in one
+    /// transaction, so that a grant is never in neither place. The
+    /// connectors it was given to (none when `from` had no grant).
+    pub fn carry_over_grant(&self, user_id: &str, from: &str, to: &[&str]) -> Result<Vec<String>> {
+        let key = self.data_key(user_id)?;
+        let old = grant_key(user_id, from);
+        let mut txn = self.write()?;
+        let Some(sealed) = txn.get(&GRANTS, &old)? else {
+            return Ok(Vec::new());
+        };
+        let plain = key.decrypt(user_id, &old, &sealed)?;
+        let mut given = Vec::new();
+        for connector in to {
+            let new = grant_key(user_id, connector);
+            if !txn.contains(&GRANTS, &new)? {
+                txn.put(&GRANTS, &new, &key.encrypt(user_id, &new, &plain))?;
+                given.push(connector.to_string());
+            }
+        }
+        txn.remove(&GRANTS, &old)?;
+        txn.commit()?;
+        Ok(given)
+    }
+}
+
 fn grant_key(user_id: &str, connector: &str) -> String {
     format!("{user_id}\0{connector}")
 }

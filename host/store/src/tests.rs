@@ -52,6 +52,68 @@ fn tokens_are_stored_hashed_and_expire() {
 }
 
 #[test]
+fn a_grant_carries_over_to_the_connectors_without_one() {
+    let (_dir, store) = store();
+    let alice = store.create_user("alice@b.c").unwrap();
+    let bob = store.create_user("bob@b.c").unwrap();
+    let grant = |token: &str| Grant {
+        access_token: Secret::new(token),
+        refresh_token: Some(Secret::new(format!("{token}-refresh"))),
+        expires_at: Some(now() + 3600),
+        settings: Vec::new(),
+        status: GrantStatus::Connected,
+        connected_at: now(),
+    };
+    store
+        .put_grant(&alice.id, "old", &grant("alice-old"))
+        .unwrap();
+    store
+        .put_grant(&alice.id, "mail", &grant("alice-mail"))
+        .unwrap();
+    store
+        .put_grant(&bob.id, "files", &grant("bob-files"))
+        .unwrap();
+    assert_eq!(
+        store.users_connected_to("old").unwrap(),
+        vec![alice.id.clone()]
+    );
+
+    let given = store
+        .carry_over_grant(&alice.id, "old", &["files", "mail"])
+        .unwrap();
+    assert_eq!(given, vec!["files".to_string()], "mail already had its own");
+    let files = store.grant(&alice.id, "files").unwrap().unwrap();
+    assert_eq!(files.access_token.expose(), "alice-old");
+    assert_eq!(files.refresh_token.unwrap().expose(), "alice-old-refresh");
+    let mail = store.grant(&alice.id, "mail").unwrap().unwrap();
+    assert_eq!(mail.access_token.expose(), "alice-mail");
+    assert!(store.grant(&alice.id, "old").unwrap().is_none());
+    assert!(store.users_connected_to("old").unwrap().is_empty());
+    // Again, and for someone with no grant: nothing to do.
+    assert!(
+        store
+            .carry_over_grant(&alice.id, "old", &["files"])
+            .unwrap()
+            .is_empty()
+    );
+    assert!(
+        store
+            .carry_over_grant(&bob.id, "old", &["files"])
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(
+        store
+            .grant(&bob.id, "files")
+            .unwrap()
+            .unwrap()
+            .access_token
+            .expose(),
+        "bob-files"
+    );
+}
+
+#[test]
 fn grants_are_encrypted_at_rest() {
     let (dir, store) = store();
     let user = store.create_user("a@b.c").unwrap();

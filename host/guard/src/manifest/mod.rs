@@ -42,6 +42,19 @@ pub struct Manifest {
     pub oauth: Option<OAuth>,
     pub limits: RequestedLimits,
     pub settings: Vec<Setting>,
+    /// Connections to retired connectors this one takes over.
+    pub carries_over: Vec<CarryOver>,
+}
+
+/// `[[carries_over]]`: connections to a retired connector (`from`) become
+/// connections to this one, their tokens as they are. `granted_scopes` are
+/// the scopes those tokens were granted; validation checks they hold every
+/// scope this connector asks, so a carried token is never short of one.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CarryOver {
+    pub from: String,
+    pub granted_scopes: Vec<String>,
 }
 
 /// What kind of request a route admits.

@@ -7,8 +7,8 @@ use serde::Deserialize;
 
 use super::write_looking::{REVIEW_KEY, query_route_problem, reason_given, scope_write_word};
 use super::{
-    Auth, AuthScheme, Flow, Manifest, Method, OAuth, RequestedLimits, Revoke, Route, RouteKind,
-    SUPPORTED_WIT_MAJORS, Setting, fill_endpoint, is_valid_id,
+    Auth, AuthScheme, CarryOver, Flow, Manifest, Method, OAuth, RequestedLimits, Revoke, Route,
+    RouteKind, SUPPORTED_WIT_MAJORS, Setting, fill_endpoint, is_valid_id,
 };
 use crate::pattern::UrlPattern;
 use crate::problem::Problem;
@@ -30,6 +30,8 @@ pub(super) struct RawManifest {
     limits: RequestedLimits,
     #[serde(default)]
     settings: Vec<Setting>,
+    #[serde(default)]
+    carries_over: Vec<CarryOver>,
 }
 
 #[derive(Deserialize)]
@@ -167,6 +169,7 @@ impl RawManifest {
                 }
             }
         }
+        carry_over_problems(&self.id, &self.carries_over, oauth.as_ref(), problems);
         Manifest {
             id: self.id,
             label: self.label,
@@ -178,6 +181,52 @@ impl RawManifest {
             oauth,
             limits: self.limits,
             settings: self.settings,
+            carries_over: self.carries_over,
+        }
+    }
+}
+
+/// A connection carried over keeps its token: the token must have been
+/// granted every scope this connector asks.
+fn carry_over_problems(
+    id: &str,
+    carries_over: &[CarryOver],
+    oauth: Option<&OAuth>,
+    problems: &mut Vec<Problem>,
+) {
+    let mut seen = BTreeSet::new();
+    for (i, carry) in carries_over.iter().enumerate() {
+        let mut problem = |message: String| {
+            problems.push(Problem::error(
+                "carries-over",
+                format!("carries_over[{i}]: {message}"),
+            ))
+        };
+        if !is_valid_id(&carry.from) || carry.from == id {
+            problem(format!(
+                "from {:?} must be another connector's id",
+                carry.from
+            ));
+        }
+        if !seen.insert(&carry.from) {
+            problem(format!("{:?} is carried over twice", carry.from));
+        }
+        let Some(oauth) = oauth else {
+            problem("only a connector with [oauth] takes over connections".into());
+            continue;
+        };
+        let missing: Vec<&str> = oauth
+            .scopes
+            .iter()
+            .filter(|s| !carry.granted_scopes.contains(s))
+            .map(String::as_str)
+            .collect();
+        if !missing.is_empty() {
+            problem(format!(
+                "connections to {:?} were not granted {}: they cannot carry over",
+                carry.from,
+                missing.join(", ")
+            ));
         }
     }
 }

@@ -230,3 +230,47 @@ fn every_manifest_in_the_repository_is_valid() {
     }
     assert!(checked >= 15, "only {checked} manifests found");
 }
+
+#[test]
+fn a_carried_connection_must_hold_every_scope_asked() {
+    let oauth = r#"
+        [oauth]
+        authorize_url = "https://login.example.com/authorize"
+        token_url = "https://login.example.com/token"
+        scopes = [{ name = "Mail.Read", read_only = true }, { name = "offline_access", read_only = true }]
+    "#;
+    let carried = |from: &str, granted: &str| {
+        GOOD.split("[oauth]").next().unwrap().to_string()
+            + oauth
+            + &format!("[[carries_over]]\nfrom = {from:?}\ngranted_scopes = [{granted}]\n")
+    };
+    let m = Manifest::parse(&carried(
+        "microsoft-365",
+        r#""Files.Read.All", "Mail.Read", "offline_access""#,
+    ))
+    .unwrap();
+    assert_eq!(m.carries_over[0].from, "microsoft-365");
+    for (from, granted, needle) in [
+        (
+            "microsoft-365",
+            r#""Files.Read.All""#,
+            "not granted Mail.Read, offline_access",
+        ),
+        (
+            "notion",
+            r#""Mail.Read", "offline_access""#,
+            "another connector's id",
+        ),
+        (
+            "Bad Id",
+            r#""Mail.Read", "offline_access""#,
+            "another connector's id",
+        ),
+    ] {
+        let err = format!(
+            "{:#}",
+            Manifest::parse(&carried(from, granted)).unwrap_err()
+        );
+        assert!(err.contains(needle), "{needle:?} missing from: {err}");
+    }
+}
