@@ -31,6 +31,7 @@
 //! total = "/total_count"        #   and next_page_token), the match count here,
 //! echo = { limit = "/limit", offset = "/offset" }   # and the page's size and offset here
 //! updated_range = "updated_at_range"   # one parameter, "FROM,TO" (RFC 3339; either may be empty)
+//! items = ""                    # the answer is the array of records itself
 //! citation = "https://app.box.com/{/type}/{/id}"    # a link made of the record's values
 //! error = { type = "error", status = "{status}", code = "bad_request", message = "{message}" }
 //! ```
@@ -156,6 +157,9 @@ enum Paging<'a> {
     Token { param: &'a str, next: &'a str },
     /// A record offset the client counts, the answer saying how many match.
     Offset { param: &'a str, total: &'a str },
+    /// One page: the vendor's paging is not played (Sentry pages in a
+    /// `Link` header; its connector asks for one page of all it wants).
+    None,
 }
 
 impl SearchEntry {
@@ -168,8 +172,9 @@ impl SearchEntry {
         ) {
             (Some(param), Some(next), None, None) => Ok(Paging::Token { param, next }),
             (None, None, Some(param), Some(total)) => Ok(Paging::Offset { param, total }),
+            (None, None, None, None) => Ok(Paging::None),
             _ => anyhow::bail!(
-                "{}: page by token (page_token and next_page_token) or by offset (offset and total), one of them",
+                "{}: page by token (page_token and next_page_token) or by offset (offset and total), or not at all",
                 self.url
             ),
         }
@@ -363,6 +368,7 @@ impl DeclaredSearch {
                 .transpose()
                 .map_err(|_| format!("{name}: not a number"))?
                 .unwrap_or(0),
+            Paging::None => 0,
         };
         // Paging reaches this many results at most; a page starting past
         // them is refused (Box: "offset parameter value exceeding 10000").
@@ -388,7 +394,7 @@ impl DeclaredSearch {
             Paging::Token { next, .. } if end < reachable => {
                 put_at(&mut body, next, json!(format!("page-{end}")));
             }
-            Paging::Token { .. } => {}
+            Paging::Token { .. } | Paging::None => {}
             Paging::Offset { total, .. } => put_at(&mut body, total, json!(hits.len())),
         }
         for (echoed, pointer) in &entry.echo {

@@ -66,8 +66,13 @@ pub(super) fn link(record: &Value, citation: &str) -> Option<String> {
     Some(link)
 }
 
-/// Puts `value` at a JSON pointer, making the objects on the way.
+/// Puts `value` at a JSON pointer, making the objects on the way (at the
+/// empty pointer, `value` is the whole).
 pub(super) fn put_at(target: &mut Value, pointer: &str, value: Value) {
+    if pointer.is_empty() {
+        *target = value;
+        return;
+    }
     let mut at = target;
     let segments: Vec<&str> = pointer.split('/').skip(1).collect();
     for (n, segment) in segments.iter().enumerate() {

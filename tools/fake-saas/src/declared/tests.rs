@@ -283,3 +283,40 @@ fn an_entry_pages_one_way() {
     entry.page_token = Some("marker".into());
     assert!(entry.paging().is_err());
 }
+
+/// Sentry's way: the answer is the array of records itself, one page, and
+/// the words of the query are one phrase.
+#[test]
+fn answers_a_bare_array_of_one_page_with_the_words_as_a_phrase() {
+    let dir = tempfile::tempdir().unwrap();
+    let phrase = DECLARATION.replace(
+        "[implicit]\nvalue = \"all\"",
+        "[implicit]\nvalue = \"phrase\"",
+    );
+    std::fs::write(dir.path().join("search.toml"), phrase).unwrap();
+    let records = json!([
+        {"id": "21", "title": "TimeoutError: payment gateway timed out", "lastSeen": "2025-02-04T10:00:00Z"},
+        {"id": "22", "title": "Gateway error: payment refused", "lastSeen": "2025-02-06T10:00:00Z"},
+    ]);
+    std::fs::write(dir.path().join("issues.json"), records.to_string()).unwrap();
+    let entry: SearchEntry = serde_json::from_value(json!({
+        "url": "https://us.acme.example/api/0/issues/",
+        "declaration": "search.toml", "records": "issues.json", "text": "query",
+        "updated": "/lastSeen", "page_size": "limit", "items": "",
+        "fields": {"summary": "/title", "attendees": "/culprit"},
+    }))
+    .unwrap();
+    let search = DeclaredSearch::load(Folder::Disk(dir.path()), entry).unwrap();
+    let found = |query: &str| {
+        let (status, body) = search.answer_all(&params(&[("query", query), ("limit", "10")]));
+        assert_eq!(status, 200, "{body}");
+        body.as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["id"].as_str().unwrap().to_string())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(found("payment gateway"), ["21"], "the words in this order");
+    assert_eq!(found("payment"), ["22", "21"]);
+    assert!(found("gateway payment").is_empty());
+}

@@ -85,6 +85,9 @@ pub enum Combine {
     All,
     /// Any word may match (implicit OR).
     Any,
+    /// The words are one string, matched as a phrase (Sentry's raw search:
+    /// "you can provide one string, and the query uses that entire string").
+    Phrase,
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, PartialOrd, Ord)]

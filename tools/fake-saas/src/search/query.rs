@@ -240,8 +240,25 @@ impl Declaration {
         match *self.implicit {
             Combine::All => Expr::And(parts),
             Combine::Any => Expr::Or(parts),
+            Combine::Phrase => match words_of_phrase(&parts) {
+                Some(words) => Expr::Phrase(words),
+                None => Expr::And(parts),
+            },
         }
     }
+}
+
+/// The words of terms side by side, when each is a word or a phrase.
+fn words_of_phrase(parts: &[Expr]) -> Option<Vec<String>> {
+    let mut words = Vec::new();
+    for part in parts {
+        match part {
+            Expr::Word(word) => words.push(word.clone()),
+            Expr::Phrase(phrase) => words.extend(phrase.iter().cloned()),
+            _ => return None,
+        }
+    }
+    Some(words)
 }
 
 struct Parser<'a> {
