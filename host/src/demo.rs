@@ -118,6 +118,7 @@ pub fn demo_settings(connector: &str) -> Vec<(String, String)> {
         )],
         "asana" => vec![("workspace".into(), "1201994848293001".into())],
         "intercom" => vec![("workspace_id".into(), "ac3mepq7".into())],
+        "sentry" => vec![("organization".into(), "acme".into())],
         _ => Vec::new(),
     }
 }
@@ -263,7 +264,8 @@ async fn start_replicas(
 /// leaves the others' alone).
 fn access_token(fake: &FakeSaas, connector: &str, name: &str) -> String {
     let seeded = USERS.contains(&name);
-    if seeded || !fake_saas::dataset::VENDORS.contains(&connector) {
+    let vendor = fake_saas::dataset::vendor_of(connector);
+    if seeded || !fake_saas::dataset::VENDORS.contains(&vendor) {
         return format!("fake-{connector}-{name}");
     }
     fake.issue_token(connector, USERS[0], None).access_token

@@ -316,6 +316,31 @@ test('a visit to the dashboard in Chromium', async (t) => {
     assert.ok(reply.text.includes('Postmortem review: checkout 502s'), reply.text);
   });
 
+  await step(t, 'connects Microsoft Teams, one of the four connectors Microsoft 365 became', async () => {
+    const teams = page.locator('tr[data-connector="microsoft-teams"]');
+    await navigate(() => page.getByRole('button', { name: 'Disconnect Microsoft Teams' }).click());
+    await navigate(() => page.getByRole('link', { name: 'Back to your tools' }).click());
+    assert.equal(await teams.getAttribute('data-status'), 'not_connected');
+    const hops = [];
+    const record = (request) => { if (request.isNavigationRequest()) hops.push(request.url()); };
+    page.on('request', record);
+    const landed = await navigate(() => page.getByRole('button', { name: 'Connect Microsoft Teams' }).click());
+    page.off('request', record);
+    assert.equal(landed.status(), 200);
+    // Microsoft's consent screen, asked for Teams' chats only.
+    const consent = hops
+      .map((url) => new URL(url))
+      .find((url) => url.origin === fakeOrigin && url.pathname.startsWith('/_vendor/login.microsoftonline.com/'));
+    assert.ok(consent, hops.join('\n'));
+    assert.equal(consent.searchParams.get('scope'), 'Chat.Read offline_access');
+    assert.equal(await page.getByRole('status').innerText(), 'Microsoft Teams is connected.');
+    assert.equal(await teams.getAttribute('data-status'), 'connected');
+    const reply = await query(alice.token, { query: 'checkout 502 certificate', connectors: ['microsoft-teams'] });
+    assert.equal(reply.status, 200, reply.text);
+    assert.ok(!reply.body.results[0].error, reply.text);
+    assert.ok(reply.text.includes('Teams message from'), reply.text);
+  });
+
   let apiToken;
   await step(t, 'issues an API token that works against /v1/query', async () => {
     await navigate(() => page.getByRole('link', { name: 'API tokens' }).click());

@@ -255,11 +255,14 @@ pub fn api_host(connector: &str) -> &'static str {
         "zendesk" => "acme.zendesk.com",
         "hubspot" => "api.hubapi.com",
         "salesforce" => "acme.my.salesforce.com",
-        "microsoft-365" => "graph.microsoft.com",
+        "microsoft-files" | "outlook-mail" | "outlook-calendar" | "microsoft-teams" => {
+            "graph.microsoft.com"
+        }
         "asana" => "app.asana.com",
         "trello" => "api.trello.com",
         "intercom" => "api.intercom.io",
         "box" => "api.box.com",
+        "sentry" => "us.sentry.io",
         other => panic!("no host for {other}"),
     }
 }

@@ -19,7 +19,7 @@ use crate::contract;
 use crate::shared::{self, SharedBackend};
 
 /// The connectors the demo connects for both users (sorted by id).
-pub const CONNECTORS: [&str; 17] = [
+pub const CONNECTORS: [&str; 21] = [
     "asana",
     "box",
     "confluence",
@@ -31,9 +31,13 @@ pub const CONNECTORS: [&str; 17] = [
     "intercom",
     "jira",
     "linear",
-    "microsoft-365",
+    "microsoft-files",
+    "microsoft-teams",
     "notion",
+    "outlook-calendar",
+    "outlook-mail",
     "salesforce",
+    "sentry",
     "slack",
     "trello",
     "zendesk",

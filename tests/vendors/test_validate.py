@@ -353,7 +353,7 @@ def test_graph_open_types_take_strings_and_numbers():
     hit = {"hitId": "h", "rank": 1, "summary": "s",
            "resource": {"@odata.type": "#microsoft.graph.driveItem", "id": "d", "name": "x.docx", "size": 21000}}
     answer = {"value": [{"hitsContainers": [{"total": 1, "moreResultsAvailable": False, "hits": [hit]}]}]}
-    assert run("microsoft-365", x("POST", "https://graph.microsoft.com/v1.0/search/query",
+    assert run("microsoft-files", x("POST", "https://graph.microsoft.com/v1.0/search/query",
                                   [("content-type", "application/json"), ("authorization", "Bearer m")], json.dumps(body),
                                   status=200, response=answer)) == []
 
@@ -393,7 +393,7 @@ def with_manifest(connector, scopes, check):
 
 
 def test_manifests_scopes_pass():
-    for connector in ("jira", "confluence", "slack", "asana", "microsoft-365", "hubspot", "zendesk", "linear", "trello", "intercom", "salesforce", "google-calendar"):
+    for connector in ("jira", "confluence", "slack", "asana", "microsoft-files", "outlook-mail", "outlook-calendar", "microsoft-teams", "hubspot", "zendesk", "linear", "trello", "intercom", "salesforce", "google-calendar"):
         report = validate.Report()
         checker = validate.Checker(report)
         validate.check_scopes(report, checker, connector, checker.vendor_of(connector), None)

@@ -31,6 +31,7 @@ pub mod google;
 pub mod http;
 pub mod json;
 pub mod log;
+pub mod microsoft;
 pub mod page;
 pub mod plan;
 mod response;

@@ -18,7 +18,8 @@
 //! tokens are `fake-<vendor>-<user>` for the vendors of [`dataset::VENDORS`] (`github`,
 //! `slack`, `notion`, `linear`, `jira`, `confluence`, `google-drive`, `gmail`, `zendesk`,
 //! `hubspot`, `salesforce`, `microsoft-365`, `asana`, `trello`, `intercom`,
-//! `google-calendar`) and the users
+//! `google-calendar`, `box`), and for the connectors of [`dataset::CONNECTORS_OF_VENDORS`]
+//! (Microsoft 365's four: `fake-outlook-mail-alice`), and the users
 //! `alice` and `bob` (e.g. `fake-github-alice`); they never
 //! expire. Vendors that share an OAuth server (Jira and Confluence; Drive, Gmail and Calendar) tell
 //! their codes and tokens apart by the scopes asked for. The OAuth endpoints and [`FakeSaas::issue_token`] mint more, with
@@ -100,6 +101,8 @@ pub const HOSTS: &[&str] = &[
     "api.box.com",
     "account.box.com",
     "dl.boxcloud.com",
+    "sentry.io",
+    "us.sentry.io",
     // the operator's identity provider (single sign-on to the dashboard)
     "acme.okta.com",
 ];

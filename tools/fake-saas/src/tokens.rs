@@ -31,10 +31,12 @@ pub(crate) enum Vendor {
     GoogleCalendar,
     /// Its search played from data (`declared/box/`).
     Box,
+    /// Played from data (`declared/sentry/`).
+    Sentry,
 }
 
 impl Vendor {
-    pub(crate) const ALL: [Vendor; 17] = [
+    pub(crate) const ALL: [Vendor; 18] = [
         Vendor::Github,
         Vendor::Slack,
         Vendor::Notion,
@@ -52,6 +54,7 @@ impl Vendor {
         Vendor::Intercom,
         Vendor::GoogleCalendar,
         Vendor::Box,
+        Vendor::Sentry,
     ];
 
     pub(crate) fn as_str(self) -> &'static str {
@@ -73,13 +76,27 @@ impl Vendor {
             Vendor::Intercom => "intercom",
             Vendor::GoogleCalendar => "google-calendar",
             Vendor::Box => "box",
+            Vendor::Sentry => "sentry",
         }
     }
 
+    /// The vendor by its name or by the id of a connector of its
+    /// (`outlook-mail` is Microsoft 365's).
     pub(crate) fn parse(s: &str) -> Option<Vendor> {
+        let name = crate::dataset::vendor_of(s);
         Vendor::ALL
             .into_iter()
-            .find(|v| v.as_str().eq_ignore_ascii_case(s))
+            .find(|v| v.as_str().eq_ignore_ascii_case(name))
+    }
+
+    /// The names its seeded tokens carry: its own, and its connectors'.
+    fn token_names(self) -> impl Iterator<Item = &'static str> {
+        std::iter::once(self.as_str()).chain(
+            crate::dataset::CONNECTORS_OF_VENDORS
+                .iter()
+                .filter(move |(_, vendor)| *vendor == self.as_str())
+                .map(|(connector, _)| *connector),
+        )
     }
 
     /// Access token lifetime of tokens issued by the OAuth flows.
@@ -100,6 +117,8 @@ impl Vendor {
             Vendor::Asana => 3600,
             // Box: "Access tokens ... valid for 60 minutes".
             Vendor::Box => 3600,
+            // Sentry: "Access tokens expire after 30 days" (its example: 2591999).
+            Vendor::Sentry => 2_591_999,
             // Trello's legacy tokens: the expiration asked for (30 days here).
             Vendor::Trello => 2_592_000,
             // Intercom's tokens do not expire; ten years stands for that.
@@ -126,12 +145,13 @@ impl Vendor {
             }
             Vendor::Salesforce => "api refresh_token",
             Vendor::Microsoft365 => {
-                "Files.Read.All Sites.Read.All Mail.Read User.Read offline_access"
+                "Files.Read.All Sites.Read.All Mail.Read Calendars.Read Chat.Read User.Read offline_access"
             }
             Vendor::Asana => "tasks:read projects:read users:read workspaces.typeahead:read",
             Vendor::Trello => "read",
             Vendor::Intercom => "",
             Vendor::Box => "root_readonly",
+            Vendor::Sentry => "event:read",
         }
     }
 }
@@ -210,9 +230,12 @@ impl Tokens {
             ..Default::default()
         };
         for v in Vendor::ALL {
-            for u in crate::dataset::USERS {
+            for (name, u) in v
+                .token_names()
+                .flat_map(|name| crate::dataset::USERS.iter().map(move |u| (name, u)))
+            {
                 t.map.insert(
-                    format!("fake-{}-{u}", v.as_str()),
+                    format!("fake-{name}-{u}"),
                     TokenInfo {
                         vendor: v,
                         user: u.to_string(),
@@ -365,6 +388,8 @@ impl Tokens {
             Vendor::Trello => (format!("ATTA{}", self.hex(72)), self.hex(64)),
             // Box's tokens are 32 letters and digits; its refresh tokens 64.
             Vendor::Box => (self.alnum(32), self.alnum(64)),
+            // Sentry's OAuth tokens are 64 hex digits.
+            Vendor::Sentry => (self.hex(64), self.hex(64)),
             Vendor::Intercom => {
                 let b64 = base64::engine::general_purpose::STANDARD;
                 (

@@ -637,5 +637,5 @@ fn dataset_sizes() {
     );
     assert!(dataset::confluence_pages().len() >= 25);
     // Seeded tokens of every vendor work, and only for their own vendor.
-    assert_eq!(dataset::VENDORS.len(), 17);
+    assert_eq!(dataset::VENDORS.len(), 18);
 }

@@ -2,8 +2,10 @@
 //! SharePoint site, a Word post-mortem for every incident, a PowerPoint
 //! leadership review of every plan and handbook, and the "Incident register"
 //! list; in Outlook, the incident summaries and plan sign-off mails that
-//! went to the leadership list. Texts carry the Jira or Linear keys, the pull
-//! requests and the Notion write-ups.
+//! went to the leadership list, and in its calendar the post-incident
+//! reviews and sign-off meetings; in Teams, the incident commander's
+//! heads-up in the incident chat. Texts carry the Jira or Linear keys, the
+//! pull requests and the Notion write-ups.
 
 use serde::{Deserialize, Serialize};
 
@@ -18,25 +20,35 @@ pub const SHAREPOINT_SITE: &str = "https://acme.sharepoint.com/sites/Engineering
 /// The leadership mailing list every mail here went to.
 pub const LEADERSHIP_LIST: &str = "leadership@acme-shop.example";
 
-/// `driveItem`, `listItem` or `message`.
-pub const ENTITY_TYPES: &[&str] = &["driveItem", "listItem", "message"];
+/// Graph's entity types of the items.
+pub const ENTITY_TYPES: &[&str] = &["driveItem", "listItem", "message", "event", "chatMessage"];
+/// The incident chat every heads-up went to.
+pub const INCIDENT_CHAT: &str = "19:8f3c2a91d0b44e6c9f5e7a1b2c3d4e5f@thread.v2";
 
-/// A file, a list item or a mail.
+/// A file, a list item, a mail, an event or a Teams message.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
 pub struct M365Item {
-    /// `driveItem`, `listItem` or `message`.
+    /// One of [`ENTITY_TYPES`].
     pub entity_type: String,
     pub id: String,
-    /// File name, list item title or mail subject.
+    /// File name, list item title, mail or event subject (a Teams message
+    /// has none).
     pub name: String,
-    /// The body: the document's text, the item's fields, the mail's body.
+    /// The body: the document's text, the item's fields, the mail's,
+    /// event's or message's body.
     pub text: String,
-    /// The citation URL: the file's or item's `webUrl`, the mail's `webLink`.
+    /// The citation URL: the file's or item's `webUrl`, the mail's, event's
+    /// or message's `webLink`.
     pub web_url: String,
+    /// The search hit's `hitId` where it is not the resource's `id` (a
+    /// Teams message's hit is named by its Outlook item).
+    #[serde(default)]
+    pub hit_id: Option<String>,
     pub author_name: String,
     pub author_email: String,
     /// Mail recipients: (name, address).
     pub recipients: Vec<(String, String)>,
+    /// A mail's conversation, a Teams message's chat.
     pub conversation_id: Option<String>,
     /// File size in bytes (files only).
     pub size: u64,
@@ -140,6 +152,57 @@ impl Draft {
     }
 }
 
+impl Draft {
+    /// A meeting in the organizer's calendar, the leadership invited,
+    /// starting at `start` (an hour long).
+    fn meeting(
+        subject: String,
+        paragraphs: &[String],
+        organizer: &'static super::Person,
+        start: i64,
+        story: &str,
+    ) -> Draft {
+        Draft {
+            entity_type: "event",
+            ..Draft::mail_to_leadership(subject, paragraphs, organizer, start, story)
+        }
+    }
+
+    /// A message in the incident chat, sent at `sent`.
+    fn teams_heads_up(
+        text: String,
+        author: &'static super::Person,
+        sent: i64,
+        story: &str,
+    ) -> Draft {
+        Draft {
+            entity_type: "chatMessage",
+            name: String::new(),
+            text,
+            folder: "",
+            author,
+            recipients: Vec::new(),
+            created: sent,
+            modified: sent,
+            story: story.to_string(),
+        }
+    }
+}
+
+/// Outlook on the web's link to an item: mails and Teams messages open in
+/// the reading view, events in the calendar.
+fn outlook_link(item_id: &str, entity_type: &str) -> String {
+    let id = encode_segment(item_id);
+    match entity_type {
+        "event" => {
+            format!("https://outlook.office365.com/owa/?itemid={id}&exvsurl=1&path=/calendar/item")
+        }
+        _ => format!(
+            "https://outlook.office365.com/owa/?ItemID={id}&exvsurl=1&viewmodel=ReadMessageItem"
+        ),
+    }
+}
+
 fn build() -> Vec<M365Item> {
     let cto = &people()[super::people::MARCUS];
     let mut drafts: Vec<Draft> = Vec::new();
@@ -206,6 +269,23 @@ fn build() -> Vec<M365Item> {
                     modified: d.at(d.end, 3 * 3600),
                     story: slug.clone(),
                 });
+                drafts.push(Draft::teams_heads_up(
+                    format!("{key}: {} {}", s.title, s.desc),
+                    d.owner,
+                    d.start + 600,
+                    &slug,
+                ));
+                drafts.push(Draft::meeting(
+                    format!("Post-incident review: {}", s.title),
+                    &[
+                        format!("Review of {key}: {}", s.desc),
+                        refs.clone(),
+                        "Agenda: timeline, root cause, follow-ups and owners.".into(),
+                    ],
+                    d.owner,
+                    d.at(d.end, 2 * 86400),
+                    &slug,
+                ));
                 drafts.push(Draft::mail_to_leadership(
                     format!("Summary: {}", s.title),
                     &[
@@ -242,6 +322,17 @@ fn build() -> Vec<M365Item> {
                     modified: d.at(created, 4 * 86400),
                     story: slug.clone(),
                 });
+                drafts.push(Draft::meeting(
+                    format!("Sign-off meeting: {title}"),
+                    &[
+                        format!("{title}: go/no-go. {}", s.desc),
+                        refs.clone(),
+                        notion.clone(),
+                    ],
+                    d.owner,
+                    d.at(created, 3 * 86400),
+                    &slug,
+                ));
                 drafts.push(Draft::mail_to_leadership(
                     format!("For sign-off: {title}"),
                     &[
@@ -278,7 +369,18 @@ fn build() -> Vec<M365Item> {
     drafts
         .into_iter()
         .map(|f| {
-            let seed = format!("m365:{}:{}", f.entity_type, f.name);
+            // Teams messages have no subject: their time names them.
+            let seed = match f.name.as_str() {
+                "" => format!("m365:{}:{}", f.entity_type, f.created),
+                name => format!("m365:{}:{name}", f.entity_type),
+            };
+            let outlook_id = || {
+                format!(
+                    "AAMkADAwATM0MDAAMS1hMGYwAEYAAA{}AAA=",
+                    token(&seed, 40, B64)
+                )
+            };
+            let mut hit_id = None;
             let (id, web_url, conversation_id) = match f.entity_type {
                 "driveItem" => {
                     let id = format!("01BYE5RZ{}", token(&seed, 26, UPPER));
@@ -297,13 +399,26 @@ fn build() -> Vec<M365Item> {
                     );
                     (list_ids.to_string(), url, None)
                 }
+                "event" => {
+                    let id = outlook_id();
+                    let url = outlook_link(&id, "event");
+                    (id, url, None)
+                }
+                "chatMessage" => {
+                    // Teams names a message by its time in milliseconds.
+                    let id = (f.created * 1000 + f.text.len() as i64 % 1000).to_string();
+                    let item = outlook_id();
+                    let url = outlook_link(&item, "chatMessage");
+                    hit_id = Some(item);
+                    (id, url, Some(INCIDENT_CHAT.to_string()))
+                }
                 _ => {
-                    let id = format!("AAMkADAwATM0MDAAMS1hMGYwAEYAAA{}AAA=", token(&seed, 40, B64));
-                    let url = format!(
-                        "https://outlook.office365.com/owa/?ItemID={}&exvsurl=1&viewmodel=ReadMessageItem",
-                        encode_segment(&id)
+                    let id = outlook_id();
+                    let url = outlook_link(&id, "message");
+                    let conversation = format!(
+                        "AAQkADAwATM0MDAAMS1{}=",
+                        token(&format!("{seed}:c"), 24, B64)
                     );
-                    let conversation = format!("AAQkADAwATM0MDAAMS1{}=", token(&format!("{seed}:c"), 24, B64));
                     (id, url, Some(conversation))
                 }
             };
@@ -318,6 +433,7 @@ fn build() -> Vec<M365Item> {
                 name: f.name,
                 text: f.text,
                 web_url,
+                hit_id,
                 author_name: f.author.name.clone(),
                 author_email: f.author.email.clone(),
                 recipients: f.recipients,

@@ -108,8 +108,8 @@ pub use intercom::{
 };
 pub(crate) use microsoft::m365_docs;
 pub use microsoft::{
-    ENTITY_TYPES as M365_ENTITY_TYPES, LEADERSHIP_LIST, M365Item, SHAREPOINT_HOST, SHAREPOINT_SITE,
-    m365_items,
+    ENTITY_TYPES as M365_ENTITY_TYPES, INCIDENT_CHAT, LEADERSHIP_LIST, M365Item, SHAREPOINT_HOST,
+    SHAREPOINT_SITE, m365_items,
 };
 pub(crate) use salesforce::salesforce_docs;
 pub use salesforce::{
@@ -180,7 +180,42 @@ macro_rules! vendor_list {
     };
 }
 // The coded vendors, then those played from data (`declared::PLAYED_FROM_DATA`).
-with_vendors!(vendor_list, "google-calendar", "box");
+with_vendors!(vendor_list, "google-calendar", "box", "sentry");
+/// Connectors that are not named after their vendor: (connector, vendor).
+/// Microsoft 365 is four connectors, split along Microsoft's permissions,
+/// on one Graph.
+pub const CONNECTORS_OF_VENDORS: &[(&str, &str)] = &[
+    ("microsoft-files", "microsoft-365"),
+    ("outlook-mail", "microsoft-365"),
+    ("outlook-calendar", "microsoft-365"),
+    ("microsoft-teams", "microsoft-365"),
+];
+
+/// The connectors the fake vendors serve, in [`VENDORS`]' order: each
+/// vendor's own name, or the connectors [`CONNECTORS_OF_VENDORS`] gives it.
+pub static CONNECTORS: std::sync::LazyLock<Vec<&'static str>> = std::sync::LazyLock::new(|| {
+    VENDORS
+        .iter()
+        .flat_map(|vendor| {
+            let own: Vec<&'static str> = CONNECTORS_OF_VENDORS
+                .iter()
+                .filter(|(_, of)| of == vendor)
+                .map(|(connector, _)| *connector)
+                .collect();
+            if own.is_empty() { vec![*vendor] } else { own }
+        })
+        .collect()
+});
+
+/// The vendor (one of [`VENDORS`]) that a connector id or vendor name
+/// stands for.
+pub fn vendor_of(connector: &str) -> &str {
+    CONNECTORS_OF_VENDORS
+        .iter()
+        .find(|(id, _)| *id == connector)
+        .map_or(connector, |(_, vendor)| vendor)
+}
+
 /// No record is later than this.
 pub const DATASET_END: &str = "2026-11-21T00:00:00Z";
 

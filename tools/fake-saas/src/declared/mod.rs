@@ -82,6 +82,7 @@ macro_rules! built_in_folder {
 pub const PLAYED_FROM_DATA: &[BuiltInFolder] = &[
     built_in_folder!("google-calendar": "routes.toml", "search.toml", "events.json"),
     built_in_folder!("box": "routes.toml", "search.toml", "items.json"),
+    built_in_folder!("sentry": "routes.toml", "search.toml", "issues.json"),
 ];
 
 /// A file of a built-in folder (`vendor`'s records, for tests to read).

@@ -297,9 +297,10 @@ fn search(req: &Req) -> Response {
         let kql = parse_kql(&q);
         let size = req.page_size(size);
         let engine = search::declared("microsoft-365");
-        // "message and event are sorted by date" (the search API overview).
-        let only_mail = types.iter().all(|t| t.eq_ignore_ascii_case("message"));
-        let sort = if only_mail {
+        // "message and event are sorted by date" (the search API overview),
+        // Teams messages "by descending dateTime" (its Teams page).
+        let by_date = types.iter().all(|t| is_dated(t));
+        let sort = if by_date {
             Sort::Default(Order::Newest)
         } else {
             sort_as(engine, None)
@@ -317,7 +318,13 @@ fn search(req: &Req) -> Response {
             },
             |i| items[i].modified_unix,
         );
-        let total = hits.len();
+        // "For Teams messages [and events], the total property ... contains
+        // the number of results on the page".
+        let total = if by_date {
+            hits.len().saturating_sub(from).min(size)
+        } else {
+            hits.len()
+        };
         returned.extend(
             hits.iter()
                 .skip(from)
@@ -341,7 +348,7 @@ fn search(req: &Req) -> Response {
             .collect();
         let mut container = json!({
             "total": total,
-            "moreResultsAvailable": from + size < total,
+            "moreResultsAvailable": from + size < hits.len(),
         });
         if !page.is_empty() {
             container["hits"] = json!(page);
@@ -362,6 +369,13 @@ fn search(req: &Req) -> Response {
     answer
 }
 
+/// Types Graph answers newest first, and counts by the page.
+fn is_dated(entity_type: &str) -> bool {
+    ["message", "event", "chatMessage"]
+        .iter()
+        .any(|t| t.eq_ignore_ascii_case(entity_type))
+}
+
 fn words_of(q: &Query) -> Vec<String> {
     q.positive_words()
 }
@@ -369,7 +383,7 @@ fn words_of(q: &Query) -> Vec<String> {
 fn hit_id(item: &M365Item) -> String {
     match item.entity_type.as_str() {
         "listItem" => dataset::uuid(&format!("m365:list-item:{}", item.id)),
-        _ => item.id.clone(),
+        _ => item.hit_id.clone().unwrap_or_else(|| item.id.clone()),
     }
 }
 
@@ -485,6 +499,32 @@ fn resource(item: &M365Item, fields: &[String]) -> Value {
             }
             r
         }
+        // What Microsoft's example answers hold: an event no id and no link
+        // (its hitId names it), a Teams message no body (its summary shows it).
+        "event" => json!({
+            "@odata.type": "#microsoft.graph.event",
+            "start": {"dateTime": created, "timeZone": "UTC"},
+            "end": {"dateTime": time::rfc3339(item.created_unix + 3600), "timeZone": "UTC"},
+            "hasAttachments": false,
+            "iCalUId": format!("040000008200E00074C5B7101A82E008{}", dataset::uuid(&item.id).replace('-', "").to_uppercase()),
+            "isAllDay": false,
+            "sensitivity": "Normal",
+            "subject": item.name,
+            "type": "Single",
+        }),
+        "chatMessage" => json!({
+            "@odata.type": "microsoft.graph.chatMessage",
+            "id": item.id,
+            "createdDateTime": created,
+            "lastModifiedDateTime": modified,
+            "subject": "",
+            "importance": "normal",
+            "webLink": item.web_url,
+            "from": {"emailAddress": {"name": item.author_name, "address": item.author_email}},
+            "channelIdentity": {},
+            "etag": item.id,
+            "chatId": item.conversation_id,
+        }),
         _ => {
             let address =
                 |name: &str, email: &str| json!({"emailAddress": {"name": name, "address": email}});

@@ -52,6 +52,7 @@ pub(crate) fn vendor_of(host: &str) -> Option<Vendor> {
         "api.trello.com" | "trello.com" => Some(Vendor::Trello),
         "api.intercom.io" | "app.intercom.com" => Some(Vendor::Intercom),
         "api.box.com" | "account.box.com" | "dl.boxcloud.com" => Some(Vendor::Box),
+        "sentry.io" | "us.sentry.io" => Some(Vendor::Sentry),
         _ => None,
     }
 }
@@ -111,6 +112,7 @@ pub(crate) fn dispatch(shared: &Shared, req: &Req) -> Response {
         Some(Vendor::Intercom) => intercom::handle(shared, req),
         Some(vendor @ Vendor::GoogleCalendar) => from_data::handle(shared, vendor, req),
         Some(Vendor::Box) => box_com::handle(shared, req),
+        Some(vendor @ Vendor::Sentry) => from_data::handle(shared, vendor, req),
         None => {
             let known = crate::HOSTS.contains(&req.host.as_str());
             http::json(
@@ -148,6 +150,7 @@ pub(crate) fn error_response(req: &Req, status: u16, retry_after: Option<u32>) -
         Some(Vendor::Trello) => trello::error(status),
         Some(Vendor::Intercom) => intercom::error(status),
         Some(Vendor::Box) => box_com::error(status),
+        Some(Vendor::Sentry) => sentry_error(status),
         None => http::json(
             status,
             &json!({"error": http::status(status).canonical_reason().unwrap_or("error")}),
@@ -240,4 +243,18 @@ pub(crate) fn array_at_most<'a>(
         return Err(too_long.to_string());
     }
     Ok(items)
+}
+
+/// Sentry's errors: `{"detail": "..."}`.
+fn sentry_error(status: u16) -> Response {
+    let detail = match status {
+        401 => "Invalid token",
+        403 => "You do not have permission to perform this action.",
+        404 => "The requested resource does not exist",
+        429 => "You are attempting to use this endpoint too frequently.",
+        _ => http::status(status)
+            .canonical_reason()
+            .unwrap_or("Internal Error"),
+    };
+    http::json(status, &json!({ "detail": detail }))
 }

@@ -372,6 +372,29 @@ fn success(vendor: Vendor, req: &Req, pair: &TokenPair, user: &str, refreshed: b
             }
             http::json(200, &body)
         }
+        // docs.sentry.io/api/auth/, "OAuth2": the response's example.
+        Vendor::Sentry => {
+            let person = crate::dataset::people()
+                .iter()
+                .find(|p| p.slack_username == user);
+            let expires_at = crate::time::now_unix() + expires.unwrap_or(2_591_999) as i64;
+            http::json(
+                200,
+                &json!({
+                    "access_token": pair.access_token,
+                    "refresh_token": pair.refresh_token,
+                    "expires_in": expires,
+                    "expires_at": crate::time::rfc3339(expires_at),
+                    "token_type": "bearer",
+                    "scope": pair.scope,
+                    "user": {
+                        "id": crate::dataset::uuid(&format!("sentry-user:{user}"))[..7].to_string(),
+                        "name": person.map_or(user, |p| p.name.as_str()),
+                        "email": person.map_or_else(|| format!("{user}@acme-shop.example"), |p| p.email.clone()),
+                    },
+                }),
+            )
+        }
         Vendor::Microsoft365 => http::json(
             200,
             &json!({
@@ -488,7 +511,8 @@ fn failure(vendor: Vendor, req: &Req, e: TokenError) -> Response {
         | Vendor::Asana
         | Vendor::Trello
         | Vendor::Intercom
-        | Vendor::Box => {
+        | Vendor::Box
+        | Vendor::Sentry => {
             let status = if matches!(e, TokenError::InvalidClient(_)) {
                 401
             } else {
@@ -567,6 +591,7 @@ const SERVERS: &[(Vendor, Option<WebApp>, &str, &[&str])] = &[
     (Vendor::Linear, Some(LINEAR_APP), "/oauth/authorize", &["/oauth/token"]),
     (Vendor::Intercom, Some(INTERCOM_APP), "/oauth", &["/auth/eagle/token"]),
     (Vendor::Box, Some(BOX_APP), "/api/oauth2/authorize", &["/oauth2/token"]),
+    (Vendor::Sentry, None, "/oauth/authorize", &["/oauth/token"]),
 ];
 
 /// The answer to `req` if it is for one of the [`SERVERS`], or for a web app of theirs.
