@@ -101,6 +101,14 @@ fn records(connector: &str) -> Vec<Row> {
     }
 }
 
+/// Microsoft 365's four connectors, on Graph's one search.
+const MICROSOFT: [&str; 4] = [
+    "microsoft-files",
+    "outlook-mail",
+    "outlook-calendar",
+    "microsoft-teams",
+];
+
 /// The Graph entity types a Microsoft connector searches.
 fn microsoft_types(connector: &str) -> &'static [&'static str] {
     match connector {
@@ -783,13 +791,7 @@ async fn salesforce_records_are_mapped_field_for_field() {
 
 #[tokio::test]
 async fn microsoft_records_are_mapped_field_for_field() {
-    let h = Harness::start(&[
-        "microsoft-files",
-        "outlook-mail",
-        "outlook-calendar",
-        "microsoft-teams",
-    ])
-    .await;
+    let h = Harness::start(&MICROSOFT).await;
     // One incident on Graph's four faces: a Word post-mortem and an item
     // of the incident register (SharePoint), the summary mail (Outlook),
     // the post-incident review (the calendar), the heads-up (Teams).
@@ -875,13 +877,7 @@ async fn a_microsoft_365_connection_carries_over_to_files_and_mail() {
     use quarry::connectors::carry_over::carry_over_connections;
     use quarry_store::{Grant, GrantStatus, Store, now};
 
-    let h = Harness::start(&[
-        "microsoft-files",
-        "outlook-mail",
-        "outlook-calendar",
-        "microsoft-teams",
-    ])
-    .await;
+    let h = Harness::start(&MICROSOFT).await;
     let data = tempfile::tempdir().unwrap();
     let store = Store::open(data.path(), None).unwrap();
     let alice = store.create_user("alice@acme.test").unwrap().id;
@@ -1749,8 +1745,10 @@ fn manifests_admit_exactly_the_requests_each_connector_needs() {
     ];
     // Graph's other three connectors admit and refuse what the files' does.
     let graph = cases.iter().find(|c| c.0 == "microsoft-files").unwrap();
-    let graph_cases =
-        ["outlook-mail", "outlook-calendar", "microsoft-teams"].map(|id| (id, graph.1, graph.2));
+    let graph_cases: Vec<_> = MICROSOFT[1..]
+        .iter()
+        .map(|id| (*id, graph.1, graph.2))
+        .collect();
     for (connector, admitted, refused) in cases.iter().chain(&graph_cases) {
         let m = manifest(connector);
         assert_eq!(m.id, *connector);
