@@ -51,6 +51,10 @@ const SDK_SOURCES: &[(&str, &str)] = &[
         include_str!("../../../plugins/sdk/src/log.rs"),
     ),
     (
+        "src/microsoft.rs",
+        include_str!("../../../plugins/sdk/src/microsoft.rs"),
+    ),
+    (
         "src/page.rs",
         include_str!("../../../plugins/sdk/src/page.rs"),
     ),
