@@ -94,6 +94,11 @@ impl Toolchain {
             .current_dir(cwd)
             .env("CARGO_TARGET_DIR", target_dir)
             .env_remove("RUSTFLAGS")
+            // A compiler wrapper the caller set for its own crates
+            // (tools/test's clippy-driver) is not this toolchain's: it
+            // would compile the guest with the host's compiler and sysroot.
+            .env_remove("RUSTC_WORKSPACE_WRAPPER")
+            .env_remove("CLIPPY_ARGS")
             .args(["build", "--target", TARGET, "--profile", PROFILE]);
         if let Toolchain::DebianBuildStd = self {
             command.args(["-Z", "build-std=std,panic_abort"]);
